@@ -1,0 +1,75 @@
+# Formula support shared by every fitting function: model frames with
+# na.action and subset, factor predictors expanded by model.matrix(), and
+# newdata rebuilt with the training terms and factor levels at predict time.
+
+# Evaluate the model frame of a captured call (formula, data, subset,
+# na.action) in `env`.  Returns x (numeric matrix), y (response) and the
+# pieces needed to rebuild x from new data.
+model_data <- function(call, env) {
+  m <- match(c("formula", "data", "subset", "na.action"), names(call), 0L)
+  mf <- call[c(1L, m)]
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)
+  mf <- eval(mf, env)
+  terms <- attr(mf, "terms")
+  if (attr(terms, "response") == 0L) {
+    stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
+  }
+  y <- stats::model.response(mf)
+  x <- stats::model.matrix(terms, mf)
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  if (ncol(x) == 0L) stopf("`formula` selects no predictors.")
+  list(x = x, y = y, terms = terms,
+       xlevels = stats::.getXlevels(terms, mf),
+       contrasts = attr(x, "contrasts"),
+       na.action = attr(mf, "na.action"))
+}
+
+# Fit through a default method, then record what predict() needs.
+formula_method <- function(call, env, fit_fun, dots) {
+  md <- model_data(call, env)
+  fit <- do.call(fit_fun, c(list(md$x, md$y), dots))
+  fit$terms <- md$terms
+  fit$xlevels <- md$xlevels
+  fit$contrasts <- md$contrasts
+  fit$na.action <- md$na.action
+  fit$call <- call
+  fit
+}
+
+# The numeric predictor matrix for newdata, rebuilt with the training terms
+# when the model came from a formula.
+newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
+  if (is.null(object$terms)) {
+    return(check_newdata(newdata, object$feature_names, ncol_train, arg))
+  }
+  if (!is.data.frame(newdata)) {
+    if (is.matrix(newdata)) {
+      newdata <- as.data.frame(newdata)
+    } else {
+      stopf("`%s` must be a data frame with the predictor columns used in training.", arg)
+    }
+  }
+  tt <- stats::delete.response(object$terms)
+  needed <- all.vars(tt)
+  miss <- setdiff(needed, names(newdata))
+  if (length(miss)) {
+    stopf("`%s` lacks column(s) used in training: %s.", arg,
+          paste(sQuote(miss, FALSE), collapse = ", "))
+  }
+  for (v in names(object$xlevels)) {
+    if (v %in% names(newdata)) {
+      new_lev <- setdiff(unique(as.character(newdata[[v]])), c(object$xlevels[[v]], NA))
+      if (length(new_lev)) {
+        stopf("`%s` has new level(s) %s of factor %s not seen in training.", arg,
+              paste(sQuote(new_lev, FALSE), collapse = ", "), sQuote(v, FALSE))
+      }
+    }
+  }
+  mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass,
+                           xlev = object$xlevels)
+  x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  check_newdata(x, object$feature_names, ncol_train, arg)
+}

@@ -1,0 +1,65 @@
+// Shared helpers for the Rcpp glue: conversions between R objects and the
+// core's types, and the interrupt callback.  Only src/ includes R headers.
+#ifndef KMAHA_GLUE_H
+#define KMAHA_GLUE_H
+
+#include <RcppArmadillo.h>
+#include <string>
+#include <vector>
+#include <kmaha/common.hpp>
+#include <kmaha/kernels.hpp>
+
+namespace kmaha_glue {
+
+// Polled by core loops on the main thread: throws Rcpp's interrupt exception,
+// which the generated wrappers turn into an R interrupt.
+inline kmaha::interrupt_fn r_interrupt() {
+  return []() { Rcpp::checkUserInterrupt(); };
+}
+
+// A kernel object made by rbf_kernel() & co. (already validated in R).
+inline kmaha::kernel_spec kernel_from_list(const Rcpp::List& k) {
+  kmaha::kernel_spec s;
+  const std::string type = Rcpp::as<std::string>(k["type"]);
+  if (type == "linear") {
+    s.type = kmaha::kernel_type::linear;
+  } else if (type == "rbf") {
+    s.type = kmaha::kernel_type::rbf;
+    s.sigma = Rcpp::as<double>(k["sigma"]);
+  } else if (type == "gaussian") {
+    s.type = kmaha::kernel_type::gaussian;
+    s.sigma = Rcpp::as<double>(k["sigma"]);
+  } else if (type == "laplace") {
+    s.type = kmaha::kernel_type::laplace;
+    s.sigma = Rcpp::as<double>(k["sigma"]);
+  } else if (type == "poly") {
+    s.type = kmaha::kernel_type::poly;
+    s.degree = Rcpp::as<double>(k["degree"]);
+    s.scale = Rcpp::as<double>(k["scale"]);
+    s.offset = Rcpp::as<double>(k["offset"]);
+  } else {
+    throw kmaha::error("unknown kernel type '" + type + "'");
+  }
+  return s;
+}
+
+// Flatten a kernel object (a base kernel or a weighted sum) into base specs
+// and weights.
+inline void flatten_kernel(const Rcpp::List& k, double w,
+                           std::vector<kmaha::kernel_spec>& specs,
+                           std::vector<double>& weights) {
+  const std::string type = Rcpp::as<std::string>(k["type"]);
+  if (type == "sum") {
+    const Rcpp::List parts = k["kernels"];
+    const Rcpp::NumericVector pw = k["weights"];
+    for (R_xlen_t i = 0; i < parts.size(); ++i)
+      flatten_kernel(Rcpp::as<Rcpp::List>(parts[i]), w * pw[i], specs, weights);
+  } else {
+    specs.push_back(kernel_from_list(k));
+    weights.push_back(w);
+  }
+}
+
+}  // namespace kmaha_glue
+
+#endif  // KMAHA_GLUE_H

@@ -1,0 +1,13 @@
+# Runs the testthat suite against the installed kmaha and prints the totals
+# as the last line: "N passed, N failed, N skipped".
+library(testthat)
+res <- testthat::test_dir("tests/testthat", package = "kmaha",
+                          load_package = "installed",
+                          reporter = testthat::ProgressReporter$new(show_praise = FALSE),
+                          stop_on_failure = FALSE)
+df <- as.data.frame(res)
+passed <- sum(df$passed)
+failed <- sum(df$failed) + sum(df$error)
+skipped <- sum(df$skipped)
+cat(sprintf("\n%d passed, %d failed, %d skipped\n", passed, failed, skipped))
+quit(status = if (failed > 0) 1 else 0)
