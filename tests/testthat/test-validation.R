@@ -48,7 +48,7 @@ test_that("formula data: factors are expanded, subset and na.action honoured", {
   expect_identical(colnames(md$x), c("a", "fq", "fr"))
   md2 <- kmaha:::model_data(quote(fn(y ~ a, data = df, subset = a > 2)),
                             environment())
-  expect_identical(nrow(md2$x), 6L)
+  expect_identical(nrow(md2$x), 7L)
   expect_error(kmaha:::model_data(quote(fn(y ~ ., data = df, na.action = na.fail)),
                                   environment()),
                "missing values in object")
