@@ -31,10 +31,10 @@ Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
   const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
   arma::umat same, other;
   if (gram) {
-    kmaha::dne_neighbors_gram(x, yy, k, same, other, 512,
+    kmaha::dne_neighbors_gram(x, yy, k, same, other,
                               kmaha_glue::r_interrupt());
   } else {
-    kmaha::dne_neighbors(x, yy, k, same, other, 512, kmaha_glue::r_interrupt());
+    kmaha::dne_neighbors(x, yy, k, same, other, 256, kmaha_glue::r_interrupt());
   }
   return Rcpp::List::create(Rcpp::Named("same") = from_index(same),
                             Rcpp::Named("other") = from_index(other));

@@ -62,6 +62,17 @@ test_that("neighbour lists and the graph W match a plain-R construction", {
     length(union(nb$same[i, ], which(apply(nb$same, 1, function(r) i %in% r)))), 0)))
 })
 
+test_that("ties are broken by the lower row index, as in target_neighbors()", {
+  g <- as.matrix(expand.grid(a = 1:4, b = 1:4, c = 1:3))
+  y <- factor(ifelse(g[, 1] * g[, 2] > 2 * g[, 3], "L", "R"))
+  fit <- dne(g, y, k = 4, scale = FALSE)
+  nb <- ref_neighbors(g, y, 4)
+  expect_identical(fit$targets$same, nb$same)
+  expect_identical(fit$targets$other, nb$other)
+  expect_identical(fit$targets$same, target_neighbors(g, y, 4, "same"))
+  expect_identical(fit$targets$other, target_neighbors(g, y, 4, "other"))
+})
+
 test_that("S equals X'(D - W)X computed densely in plain R", {
   d <- make_data(seed = 2)
   fit <- dne(d$x, d$y, k = 2)

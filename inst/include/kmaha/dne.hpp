@@ -34,6 +34,7 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include <Eigen/Dense>
 #include "neighbors.hpp"
 
 namespace kmaha {
@@ -104,69 +105,96 @@ inline dne_graph make_dne_graph(const arma::umat& same, const arma::umat& other,
   return g;
 }
 
-// Same-class and other-class k nearest neighbours in one pass over blocks of
-// the squared-distance matrix (ties broken by the lower index, as in
-// class_neighbors()).  `dist_block(s, e, Bt)` must fill Bt (n x (e - s)) with
-// the squared distances from every point to points s..e-1 (one column each).
-template <class DistBlock>
-inline void dne_neighbors_impl(arma::uword n, const arma::uvec& y,
-                               arma::uword k, DistBlock dist_block,
-                               arma::umat& same, arma::umat& other,
-                               arma::uword block, const interrupt_fn& interrupt) {
+namespace detail {
+struct nb_entry {
+  double d;
+  arma::uword j;
+};
+
+// Offer candidate (d, j) to a list of at most k entries sorted by distance.
+// Candidates arrive in increasing j, so an equal distance never displaces an
+// entry already present: ties go to the lower index, as in k_smallest().
+inline void offer(nb_entry* list, arma::uword& cnt, arma::uword k, double d,
+                  arma::uword j) {
+  if (cnt == k && !(d < list[k - 1].d)) return;
+  arma::uword p = cnt < k ? cnt++ : k - 1;
+  while (p > 0 && list[p - 1].d > d) {
+    list[p] = list[p - 1];
+    --p;
+  }
+  list[p] = nb_entry{d, j};
+}
+
+// Both neighbour lists of point qi in one scan: the squared distance to j is
+// sq[j] + sq[qi] - 2 c[j], where c holds the inner products <x_j, x_qi>.
+inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
+                        const arma::uvec& y, arma::uword k,
+                        std::vector<nb_entry>& bs, std::vector<nb_entry>& bo,
+                        arma::umat& same, arma::umat& other) {
+  const arma::uword n = y.n_elem, cq = y[qi];
+  const double sq_q = sq[qi];
+  arma::uword ns = 0, no = 0;
+  for (arma::uword j = 0; j < n; ++j) {
+    if (j == qi) continue;
+    const double d = sq[j] + sq_q - 2.0 * c[j];
+    if (y[j] == cq) {
+      offer(bs.data(), ns, k, d, j);
+    } else {
+      offer(bo.data(), no, k, d, j);
+    }
+  }
+  for (arma::uword t = 0; t < k; ++t) {
+    same(qi, t) = t < ns ? bs[t].j : no_neighbor;
+    other(qi, t) = t < no ? bo[t].j : no_neighbor;
+  }
+}
+}  // namespace detail
+
+// Same-class and other-class k nearest neighbours of every row of X
+// (Euclidean distance) in one pass.  Ties are broken by the lower index, as
+// in class_neighbors().  The inner products are computed in blocks of
+// `block` columns with Eigen's matrix product, which is cache-blocked and
+// vectorised whatever BLAS R uses; memory stays O(n * block).
+inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
+                          arma::umat& same, arma::umat& other,
+                          arma::uword block = 256,
+                          const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
   same.set_size(n, k);
   other.set_size(n, k);
-  std::vector<arma::uword> scratch;
-  std::vector<arma::uword> row(k);
-  arma::mat Bt;
+  if (k == 0 || n == 0) return;
+  const arma::vec sq = arma::sum(arma::square(X), 1);
+  const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), X.n_rows, X.n_cols);
+  Eigen::MatrixXd C;
+  std::vector<detail::nb_entry> bs(k), bo(k);
   for (arma::uword s = 0; s < n; s += block) {
     const arma::uword e = std::min(n, s + block);
-    dist_block(s, e, Bt);
-    for (arma::uword q = 0; q < e - s; ++q) {
-      const arma::uword qi = s + q;
-      const arma::uword cq = y[qi];
-      const double* d = Bt.colptr(q);
-      detail::k_smallest(d, n, k,
-                         [&](arma::uword j) { return j != qi && y[j] == cq; },
-                         scratch, row.data());
-      for (arma::uword t = 0; t < k; ++t) same(qi, t) = row[t];
-      detail::k_smallest(d, n, k, [&](arma::uword j) { return y[j] != cq; },
-                         scratch, row.data());
-      for (arma::uword t = 0; t < k; ++t) other(qi, t) = row[t];
-    }
+    C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
+    for (arma::uword q = 0; q < e - s; ++q)
+      detail::select_both(C.data() + q * n, sq, s + q, y, k, bs, bo, same, other);
     interrupt();
   }
 }
 
-// Neighbour lists by Euclidean distance between the rows of X.
-inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
-                          arma::umat& same, arma::umat& other,
-                          arma::uword block = 512,
-                          const interrupt_fn& interrupt = no_interrupt) {
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  auto dist = [&](arma::uword s, arma::uword e, arma::mat& Bt) {
-    Bt = X * X.rows(s, e - 1).t();  // n x (e - s) inner products
-    Bt *= -2.0;
-    Bt.each_col() += xx;
-    Bt.each_row() += xx.subvec(s, e - 1).t();
-  };
-  dne_neighbors_impl(X.n_rows, y, k, dist, same, other, block, interrupt);
-}
-
-// Neighbour lists by feature-space distance from a Gram matrix:
+// The same lists by feature-space distance from a Gram matrix K:
 // ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij.
 inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
                                arma::uword k, arma::umat& same,
-                               arma::umat& other, arma::uword block = 512,
+                               arma::umat& other,
                                const interrupt_fn& interrupt = no_interrupt) {
-  if (K.n_rows != K.n_cols) throw error("dne neighbours: Gram matrix not square");
+  const arma::uword n = K.n_rows;
+  if (K.n_cols != n) throw error("dne neighbours: Gram matrix not square");
+  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  same.set_size(n, k);
+  other.set_size(n, k);
+  if (k == 0 || n == 0) return;
   const arma::vec kd = K.diag();
-  auto dist = [&](arma::uword s, arma::uword e, arma::mat& Bt) {
-    Bt = K.cols(s, e - 1) * -2.0;
-    Bt.each_col() += kd;
-    Bt.each_row() += kd.subvec(s, e - 1).t();
-  };
-  dne_neighbors_impl(K.n_rows, y, k, dist, same, other, block, interrupt);
+  std::vector<detail::nb_entry> bs(k), bo(k);
+  for (arma::uword q = 0; q < n; ++q) {
+    detail::select_both(K.colptr(q), kd, q, y, k, bs, bo, same, other);
+    if ((q & 255u) == 255u) interrupt();
+  }
 }
 
 // The p x p matrix X' (D - W) X, given Xt = X' (p x n, one point per
