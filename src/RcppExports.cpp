@@ -12,6 +12,59 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_dne_neighbors
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram);
+RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_graph
+Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int n);
+RcppExport SEXP _kmaha_cpp_dne_graph(SEXP sameSEXP, SEXP otherSEXP, SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_graph(same, other, n));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_fit
+Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda);
+RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kdne_fit
+Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double eps);
+RcppExport SEXP _kmaha_cpp_kdne_fit(SEXP KSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP epsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kdne_fit(K, same, other, dim, eps));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kernel_matrix
 arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y);
 RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -76,13 +129,53 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nca_objective
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A(ASEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nca_fit
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 4},
+    {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 3},
+    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 5},
+    {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 5},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 3},
     {"_kmaha_cpp_sq_dist", (DL_FUNC) &_kmaha_cpp_sq_dist, 2},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 6},
     {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 7},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
 };
 
