@@ -37,6 +37,22 @@ cpp_class_neighbors <- function(x, y, k, same) {
     .Call(`_kmaha_cpp_class_neighbors`, x, y, k, same)
 }
 
+cpp_kpca_gram <- function(K, rank, tol, method) {
+    .Call(`_kmaha_cpp_kpca_gram`, K, rank, tol, method)
+}
+
+cpp_kpca_kernel <- function(kernel, x, rank, tol, method) {
+    .Call(`_kmaha_cpp_kpca_kernel`, kernel, x, rank, tol, method)
+}
+
+cpp_kpca_project <- function(Kx, projection, col_means, grand_mean) {
+    .Call(`_kmaha_cpp_kpca_project`, Kx, projection, col_means, grand_mean)
+}
+
+cpp_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means, grand_mean) {
+    .Call(`_kmaha_cpp_kpca_project_kernel`, kernel, newdata, x, projection, col_means, grand_mean)
+}
+
 cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L) {
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block)
 }

@@ -129,6 +129,61 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_kpca_gram
+Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_kernel
+Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method);
+RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_project
+arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
+RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type Kx(KxSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
+    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_project_kernel
+arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
+RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type newdata(newdataSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
+    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nca_objective
 Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block);
 RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP) {
@@ -174,6 +229,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 6},
     {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
+    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 4},
+    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
+    {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
+    {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 7},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
