@@ -1,0 +1,215 @@
+#' Discriminant neighbourhood embedding (DNE)
+#'
+#' Learns an orthonormal linear map \eqn{A} (`dim` x D) that pulls together
+#' neighbouring points of the same class and pushes apart neighbouring points
+#' of different classes (Zhang et al., 2006; section "DNE" of
+#' Chatpatanasiri et al., 2010). The solution is a direct eigen-decomposition,
+#' so there is no iteration and no starting point.
+#'
+#' **Graph.** For each point \eqn{x_i}, \eqn{N^I(i)} holds its `k` nearest
+#' points of the same class and \eqn{N^E(i)} its `k` nearest points of other
+#' classes (Euclidean distance on the scaled inputs unless `targets` is
+#' given). The graph weights are \eqn{w_{ij} = +1} if \eqn{j \in N^I(i)} or
+#' \eqn{i \in N^I(j)}, \eqn{w_{ij} = -1} if \eqn{j \in N^E(i)} or
+#' \eqn{i \in N^E(j)}, and 0 otherwise. The graph is kept sparse (at most
+#' \eqn{2nk} edges); no n x n matrix is formed.
+#'
+#' **Objective.** With one observation per row of \eqn{X} and \eqn{D} the
+#' diagonal matrix of the row sums of \eqn{W},
+#' \deqn{\min_{A A^\top = I} \mathrm{trace}(A S A^\top), \quad
+#'   S = X^\top (D - W) X.}
+#' This is the paper's \eqn{\sum_{i,j} w_{ij}\|A x_i - A x_j\|^2} (sum over
+#' ordered pairs) divided by 2. The rows of \eqn{A} are the eigenvectors of
+#' the `dim` smallest eigenvalues of \eqn{S}, and the minimum is the sum of
+#' those eigenvalues (reported as the objective).
+#'
+#' **Dimension.** With `dim = NULL` the dimension is the number of negative
+#' eigenvalues of \eqn{S + \lambda I} (at least 1): exactly the directions
+#' along which the embedding shrinks same-class neighbourhoods more than
+#' different-class ones. Eigenvalues within rounding error of zero
+#' (\eqn{|\mu| \le 10\,D\,\epsilon_{mach} \max|\mu|}) do not count.
+#'
+#' **`lambda`.** The regularised objective
+#' \eqn{\mathrm{trace}(A S A^\top) + \lambda \|A\|_F^2} equals
+#' \eqn{\mathrm{trace}(A (S + \lambda I) A^\top)}. Under \eqn{A A^\top = I}
+#' the penalty is the constant \eqn{\lambda d}, so for a fixed `dim` the map
+#' is *unchanged*: the eigenvectors of \eqn{S + \lambda I} are those of
+#' \eqn{S}. What `lambda` does change is the automatic dimension: a direction
+#' is kept only if its eigenvalue of \eqn{S} is below \eqn{-\lambda}, i.e.
+#' `lambda` is a price per retained dimension. Reported eigenvalues and the
+#' objective include the shift.
+#'
+#' **Small classes.** A class with fewer than `k + 1` members supplies its
+#' points with as many same-class neighbours as it has other members (none
+#' for a class of one); one warning names such classes. When fewer than `k`
+#' points lie outside a class, its points likewise get fewer other-class
+#' neighbours.
+#'
+#' @param x A numeric matrix or data frame, one observation per row.
+#' @param y Class labels (a factor, or a vector coerced to one).
+#' @param k Number of same-class and of other-class neighbours per point.
+#'   Ignored when `targets` is given.
+#' @param dim Output dimension, a whole number between 1 and `ncol(x)`, or
+#'   `NULL` for the number of negative eigenvalues (see Details).
+#' @param targets `NULL`, or neighbours computed elsewhere (e.g. in a kernel
+#'   feature space): `list(same = , other = )`, two integer matrices with
+#'   one row per observation holding row indices of `x`; `NA` marks a missing
+#'   neighbour. `same` must list points of the same class, `other` points of
+#'   other classes, never the point itself.
+#' @param lambda Non-negative price per retained dimension (see Details).
+#' @param scale If `TRUE`, columns are centred and scaled to unit variance
+#'   before fitting (the scaling is stored and reapplied by [predict()]).
+#' @param formula A formula `class ~ predictors`.
+#' @param data,subset,na.action As in [stats::lm()].
+#' @param ... Passed from the formula method to the default method.
+#' @return An object of class `c("kmaha_dne", "kmaha_linear")` (see
+#'   [predict.kmaha_linear()]), with in addition `eigenvalues` (all D
+#'   eigenvalues of \eqn{S + \lambda I}, ascending), `n_negative`, `scatter`
+#'   (\eqn{S}) and `targets` (the neighbour lists used).
+#' @references Zhang W., Xue X., Lu H., Guo Y.-F. (2006) Discriminant
+#'   neighborhood embedding for classification. *Pattern Recognition* 39,
+#'   2240--2243.
+#'
+#'   Chatpatanasiri R., Korsrilabutr T., Tangchanachaianan P., Kijsirikul B.
+#'   (2010) On kernelizing Mahalanobis distance learning algorithms.
+#'   *Neurocomputing* 73, 1570--1579.
+#' @seealso [kdne()] for the kernel-trick version; [kmaha()] for the KPCA
+#'   trick.
+#' @examples
+#' fit <- dne(Species ~ ., data = iris, k = 3)
+#' fit
+#' fit$eigenvalues
+#' predict(fit, iris[c(1, 51, 101), ])
+#' @export
+dne <- function(x, ...) UseMethod("dne")
+
+#' @rdname dne
+#' @export
+dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
+                        scale = TRUE, ...) {
+  check_dots_empty_dne(list(...))
+  x <- check_x(x, "x")
+  y <- check_y(y, nrow(x), "y")
+  k <- check_count(k, "k")
+  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
+  scale <- check_flag(scale, "scale")
+  if (!is.null(dim)) {
+    dim <- check_count(dim, "dim")
+    if (dim > ncol(x)) {
+      stopf("`dim` (%d) must not exceed the number of columns of `x` (%d).",
+            dim, ncol(x))
+    }
+  }
+  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
+  xs <- apply_scaling(x, prep)
+  if (is.null(targets)) {
+    warn_small_classes(y, k)
+    targets <- cpp_dne_neighbors(xs, as.integer(y), k, FALSE)
+    source <- "input"
+  } else {
+    targets <- check_dne_targets(targets, y)
+    source <- "supplied"
+  }
+  res <- cpp_dne_fit(xs, targets$same, targets$other,
+                     if (is.null(dim)) 0L else dim, lambda)
+  obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  feature_names <- colnames(x) %||% paste0("x", seq_len(ncol(x)))
+  dimnames(res$scatter) <- list(feature_names, feature_names)
+  new_linear_fit(
+    "dne", res$A, prep, xs, y,
+    settings = list(k = if (source == "input") k else NA_integer_,
+                    dim = res$dim, dim_rule = if (is.null(dim)) "negative eigenvalues" else "given",
+                    lambda = lambda, scale = scale, targets = source),
+    convergence = list(
+      iterations = 1L, objective = obj, trace = obj, converged = TRUE,
+      message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s; %d negative; graph with %d edges",
+                        res$dim, if (lambda > 0) " + lambda I" else "",
+                        res$n_negative, res$n_edges)),
+    call = match.call(), feature_names = feature_names,
+    extra = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+                 scatter = res$scatter, targets = targets))
+}
+
+#' @rdname dne
+#' @export
+dne.formula <- function(formula, data, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), dne.default, list(...))
+}
+
+check_dots_empty_dne <- function(dots) {
+  if (length(dots)) {
+    nm <- names(dots)
+    nm <- if (is.null(nm) || !nzchar(nm[1])) "an unnamed argument" else sQuote(nm[1], FALSE)
+    stopf("Unknown argument %s; see ?dne for the arguments.", nm)
+  }
+}
+
+# One warning naming every class too small to supply k same-class neighbours.
+warn_small_classes <- function(y, k) {
+  counts <- table(y)
+  small <- counts[counts < k + 1L]
+  if (!length(small)) return(invisible(FALSE))
+  what <- paste0(sQuote(names(small), FALSE), " (",
+                 as.integer(small), ifelse(small == 1L, " member)", " members)"),
+                 collapse = ", ")
+  if (length(small) == 1L) {
+    warnf("`y`: class %s has fewer than k + 1 = %d members; its points use as many same-class neighbours as the class allows (none for a singleton).",
+          what, k + 1L)
+  } else {
+    warnf("`y`: classes %s have fewer than k + 1 = %d members; their points use as many same-class neighbours as each class allows (none for a singleton).",
+          what, k + 1L)
+  }
+  invisible(TRUE)
+}
+
+# Validate list(same = , other = ) neighbour matrices against labels y.
+check_dne_targets <- function(targets, y, arg = "targets") {
+  n <- length(y)
+  if (!is.list(targets) || is.data.frame(targets) ||
+      !all(c("same", "other") %in% names(targets))) {
+    stopf("`%s` must be a list with components `same` and `other` (n x k matrices of row indices), as returned by dne()$targets.",
+          arg)
+  }
+  yi <- as.integer(y)
+  out <- list()
+  for (part in c("same", "other")) {
+    m <- targets[[part]]
+    a <- sprintf("%s$%s", arg, part)
+    if (is.data.frame(m)) m <- as.matrix(m)
+    if (!is.matrix(m) || !(is.numeric(m) || is.logical(m))) {
+      stopf("`%s` must be an integer matrix with one row per observation.", a)
+    }
+    if (nrow(m) != n) {
+      stopf("`%s` has %d rows but there are %d observations; they must match.",
+            a, nrow(m), n)
+    }
+    if (ncol(m) < 1L) stopf("`%s` must have at least one column.", a)
+    v <- m[!is.na(m)]
+    if (any(!is.finite(v)) || any(v != round(v)) || any(v < 1) || any(v > n)) {
+      stopf("`%s` must hold row numbers between 1 and %d (or NA).", a, n)
+    }
+    m <- matrix(as.integer(m), nrow(m), ncol(m))
+    rows <- row(m)
+    ok <- !is.na(m)
+    if (any(m[ok] == rows[ok])) {
+      r <- rows[ok][m[ok] == rows[ok]][1]
+      stopf("`%s` lists observation %d as its own neighbour.", a, r)
+    }
+    same_class <- yi[m[ok]] == yi[rows[ok]]
+    bad <- if (part == "same") !same_class else same_class
+    if (any(bad)) {
+      r <- rows[ok][bad][1]
+      stopf("`%s` row %d lists a point of %s class; `same` must hold same-class and `other` other-class neighbours.",
+            a, r, if (part == "same") "another" else "the same")
+    }
+    out[[part]] <- m
+  }
+  out
+}
+
+# Internal: the DNE graph as an edge list (i < j) with weights, from the
+# neighbour lists of a fit or of check_dne_targets().
+dne_graph <- function(targets, n) {
+  g <- cpp_dne_graph(targets$same, targets$other, n)
+  data.frame(i = g$i, j = g$j, w = g$w)
+}

@@ -1,0 +1,214 @@
+#' Kernel-trick NCA (KNCA)
+#'
+#' The kernel-trick version of [nca()] that the paper compares with the KPCA
+#' trick ([kmaha()]). The map in feature space is parameterised as
+#' \eqn{A = U \Phi^\top} (Section 3.1), so the learned squared distance
+#' between two inputs is \eqn{\|U(k_i - k_j)\|^2}, where \eqn{k_i} is the
+#' column of Gram values \eqn{k(x_l, x_i)} over the training points. The
+#' coefficient matrix \eqn{U} (d x n) minimises the NCA objective of eq. (2)
+#' on these Gram columns plus the regulariser of the strong representer
+#' theorem, \eqn{\lambda\, \mathrm{trace}(U K U^\top)} (RKNCA). The objective
+#' is the package's NCA core with the Gram rows as features; only the
+#' regulariser differs.
+#'
+#' Every prediction evaluates the kernel against all training points, which
+#' are therefore stored in the fitted object.
+#'
+#' @inheritParams nca
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#' @param dim Output dimension d: `NULL` (the rank of the centred Gram
+#'   matrix) or a whole number between 1 and that rank (or up to the number
+#'   of training points with a `"random"` or matrix start).
+#' @param lambda Non-negative weight of \eqn{\mathrm{trace}(U K U^\top)},
+#'   the squared Hilbert-Schmidt norm of the map in feature space.
+#' @param init Starting coefficients: `"auto"` or `"kpca"` (the map onto
+#'   the leading `dim` kernel principal components, \eqn{U = \alpha^\top H}
+#'   with \eqn{H} the centring matrix), `"random"` (normal entries divided by
+#'   \eqn{\sqrt{n}}, reproducible with [set.seed()]), or a `dim` x n matrix.
+#' @return An object of class `c("kmaha_knca", "kmaha_kernel_trick")` with
+#'   the coefficients `U` (d x n), the `kernel`, the scaled training inputs
+#'   `x`, the scaling `prep`, the labels `y`, the training `embedding`
+#'   (\eqn{K U^\top}), `settings`, `convergence` (as for [nca()]) and the
+#'   leave-one-out 1-NN `train_accuracy`.
+#' @seealso [predict.kmaha_knca()], [kmaha()] for the KPCA trick.
+#' @examples
+#' fit <- knca(iris[, 1:4], iris$Species, kernel = rbf_kernel(1), dim = 2,
+#'             max_iter = 50)
+#' fit
+#' predict(fit, iris[c(1, 51, 101), 1:4])
+#' @export
+knca <- function(x, ...) UseMethod("knca")
+
+#' @rdname knca
+#' @export
+knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
+                         init = "auto", max_iter = 500, tol = 1e-6,
+                         scale = TRUE, verbose = FALSE, num_threads = NULL,
+                         ...) {
+  check_dots_empty_nca(list(...), "knca")
+  x <- check_x(x, "x")
+  y <- check_y(y, nrow(x), "y")
+  check_kernel(kernel)
+  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
+  max_iter <- check_count(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", positive = TRUE)
+  scale <- check_flag(scale, "scale")
+  verbose <- check_flag(verbose, "verbose")
+  threads <- nca_threads(num_threads)
+  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
+  xs <- apply_scaling(x, prep)
+  K <- cpp_kernel_matrix(kernel, xs, NULL)
+  K <- (K + t(K)) / 2
+  n <- nrow(K)
+  start <- knca_init(init, K, dim)
+  res <- cpp_nca_fit(K, as.integer(y), start$U, lambda, K, max_iter, tol,
+                     verbose, threads)
+  if (!res$converged) {
+    warnf("knca() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
+          res$message, as.integer(res$iterations))
+  }
+  U <- res$map
+  d <- nrow(U)
+  rownames(U) <- paste0("dim", seq_len(d))
+  z <- K %*% t(U)
+  colnames(z) <- rownames(U)
+  rownames(z) <- rownames(x)
+  loo <- knn_vote(z, y, z, 1L, self = TRUE)$class
+  fit <- list(method = "knca", U = U, kernel = kernel, x = xs, prep = prep,
+              y = y, embedding = z,
+              settings = list(dim = d, init = start$label, lambda = lambda,
+                              max_iter = max_iter, tol = tol, scale = scale,
+                              num_threads = threads),
+              convergence = list(iterations = res$iterations,
+                                 objective = res$value, trace = res$trace,
+                                 converged = res$converged,
+                                 message = res$message),
+              train_accuracy = mean(loo == y),
+              feature_names = colnames(x), n_features = ncol(x),
+              call = match.call())
+  class(fit) <- c("kmaha_knca", "kmaha_kernel_trick")
+  fit
+}
+
+#' @rdname knca
+#' @param formula A formula `class ~ predictors`.
+#' @param data A data frame holding the variables of `formula`.
+#' @param subset Optional expression selecting rows of `data`.
+#' @param na.action How to treat missing values (default [stats::na.omit()]).
+#' @export
+knca.formula <- function(formula, data, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), knca.default, list(...))
+}
+
+# Kernel PCA of the training Gram matrix for the start of KNCA: eigenpairs of
+# the centred Gram matrix H K H with eigenvalues above a relative cutoff.
+knca_kpca_basis <- function(K, rel_tol = 1e-10) {
+  n <- nrow(K)
+  H <- diag(n) - matrix(1 / n, n, n)
+  e <- eigen(H %*% K %*% H, symmetric = TRUE)
+  keep <- e$values > rel_tol * max(e$values[1], .Machine$double.xmin)
+  list(values = e$values[keep], vectors = e$vectors[, keep, drop = FALSE], H = H)
+}
+
+knca_init <- function(init, K, dim) {
+  n <- nrow(K)
+  if (!is.null(dim)) {
+    dim <- check_count(dim, "dim")
+    if (dim > n) {
+      stopf("`dim` (%d) must not exceed the number of training points (%d).",
+            dim, n)
+    }
+  }
+  if (is.numeric(init) && is.matrix(init)) {
+    if (is.null(dim)) dim <- nrow(init)
+    if (nrow(init) != dim || ncol(init) != n) {
+      stopf("`init` must be a %d x %d matrix (dim x number of training points), not %d x %d.",
+            dim, n, nrow(init), ncol(init))
+    }
+    if (anyNA(init) || any(!is.finite(init))) {
+      stopf("`init` must contain finite numbers only.")
+    }
+    storage.mode(init) <- "double"
+    return(list(U = unname(init), label = "matrix"))
+  }
+  if (!is.character(init) || length(init) != 1L || is.na(init) ||
+      !init %in% c("auto", "kpca", "random")) {
+    stopf("`init` must be \"auto\", \"kpca\", \"random\" or a numeric dim x %d matrix.", n)
+  }
+  if (init == "random" && !is.null(dim)) {
+    return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
+                label = "random"))
+  }
+  basis <- knca_kpca_basis(K)
+  r <- length(basis$values)
+  if (r == 0L) stopf("The centred Gram matrix is zero: the kernel sees no differences between the inputs.")
+  if (is.null(dim)) dim <- r
+  if (init == "random") {
+    return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
+                label = "random"))
+  }
+  if (dim > r) {
+    stopf("`dim` (%d) exceeds the rank of the centred Gram matrix (%d); use a smaller `dim` or init = \"random\".",
+          dim, r)
+  }
+  idx <- seq_len(dim)
+  alpha <- sweep(basis$vectors[, idx, drop = FALSE], 2L,
+                 sqrt(basis$values[idx]), "/")
+  list(U = t(alpha) %*% basis$H, label = "kpca")
+}
+
+#' Predict with kernel-trick NCA
+#'
+#' `type = "transform"` maps new inputs to \eqn{U k(x)}, where \eqn{k(x)} holds
+#' the kernel values between \eqn{x} (scaled as in training) and the training
+#' points; `"class"` and `"prob"` classify by k-nearest neighbours among the
+#' training points in that space.
+#'
+#' @param object A fitted [knca()] model.
+#' @param newdata New inputs with the training columns (a data frame for
+#'   formula fits); `NULL` returns the training embedding (`"transform"`) or
+#'   leave-one-out predictions.
+#' @param type `"class"`, `"prob"` or `"transform"`.
+#' @param k Number of neighbours for `"class"` and `"prob"`.
+#' @param ... Unused.
+#' @return A factor, a matrix of vote fractions, or a matrix of coordinates.
+#' @examples
+#' idx <- c(1:30, 51:80, 101:130)
+#' fit <- knca(iris[idx, 1:4], iris$Species[idx], dim = 2, max_iter = 50)
+#' mean(predict(fit, iris[-idx, 1:4]) == iris$Species[-idx])
+#' head(predict(fit, iris[-idx, 1:4], type = "transform"))
+#' @export
+predict.kmaha_knca <- function(object, newdata = NULL,
+                               type = c("class", "prob", "transform"), k = 1,
+                               ...) {
+  type <- match.arg(type)
+  if (is.null(newdata)) {
+    if (type == "transform") return(object$embedding)
+    k <- check_count(k, "k")
+    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE)
+    return(if (type == "class") res$class else res$prob)
+  }
+  x <- newdata_matrix(object, newdata, object$n_features)
+  Kx <- cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x)
+  z <- Kx %*% t(object$U)
+  colnames(z) <- rownames(object$U)
+  rownames(z) <- rownames(x)
+  if (type == "transform") return(z)
+  k <- check_count(k, "k")
+  res <- knn_vote(object$embedding, object$y, z, k)
+  if (type == "class") res$class else res$prob
+}
+
+#' @export
+print.kmaha_knca <- function(x, ...) {
+  cv <- x$convergence
+  cat("<kmaha KNCA> kernel-trick NCA\n")
+  cat("  kernel: ", format(x$kernel), "\n", sep = "")
+  cat(sprintf("  coefficients U: %d x %d   training points: %d   classes: %d\n",
+              nrow(x$U), ncol(x$U), length(x$y), nlevels(x$y)))
+  cat(sprintf("  lambda: %s   iterations: %d   objective: %.6g   converged: %s\n",
+              format(x$settings$lambda), as.integer(cv$iterations), cv$objective,
+              if (isTRUE(cv$converged)) "yes" else "no"))
+  cat(sprintf("  training accuracy (leave-one-out 1-NN): %.3f\n", x$train_accuracy))
+  invisible(x)
+}

@@ -1,0 +1,262 @@
+#' Kernel principal component analysis
+#'
+#' Maps the rows of `x` to their coordinates on the principal components of
+#' the feature space of `kernel` (kernel PCA). This is the first step of the
+#' KPCA trick of the paper: any Mahalanobis learner run on these coordinates
+#' learns a kernelized metric (see [kmaha()]).
+#'
+#' The Gram matrix \eqn{K} is centred in feature space,
+#' \eqn{K_c = HKH} with \eqn{H = I - 11^\top/n}, and decomposed as
+#' \eqn{K_c = V \Lambda V^\top}. The training coordinates are
+#' \eqn{V\Lambda^{1/2}} and a new point with kernel row \eqn{k} (against the
+#' training points) is centred with the *training* column means and grand
+#' mean of \eqn{K} and projected as \eqn{k_c^\top V \Lambda^{-1/2}}.
+#' Eigenvalues are those of \eqn{K_c} itself (not \eqn{K_c / n}).
+#'
+#' Components whose eigenvalue is at most `tol` times the largest are
+#' dropped, so rank-deficient kernels (duplicated rows, a linear kernel with
+#' more points than columns) lose exactly their null directions. With every
+#' remaining component kept, squared distances between training coordinates
+#' equal the feature-space distances
+#' \eqn{k(x_i, x_i) + k(x_j, x_j) - 2k(x_i, x_j)} (the paper's
+#' Proposition "parseval"), so 1-NN on the coordinates is 1-NN in feature
+#' space.
+#'
+#' **Solvers.** `"full"` uses LAPACK's symmetric eigensolver `dsyevr` (the
+#' one behind [eigen()]): every eigenpair, or only the top `rank` when
+#' `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
+#' Lanczos solver of the Spectra library, never forming \eqn{K_c}; it needs
+#' `rank`. `"auto"` uses `"truncated"` when `rank` is given, `n >= 200` and
+#' `rank < n / 10`, and `"full"` otherwise (where the full decomposition is
+#' cheap or the Lanczos iterations stop paying off). If the Lanczos
+#' iterations do not converge, the full solver is used instead (with a
+#' warning). Component signs are fixed so that the largest-magnitude entry
+#' of each eigenvector is positive, so both solvers return the same
+#' coordinates.
+#'
+#' @param x Training data: a numeric matrix or data frame, one observation
+#'   per row. KPCA does not rescale columns; standardize them first if their
+#'   units differ.
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#' @param rank `NULL` (keep every component above `tol`) or the maximum
+#'   number of components, a whole number between 1 and `nrow(x)`. Fewer are
+#'   kept when fewer eigenvalues exceed the tolerance.
+#' @param tol Relative eigenvalue threshold, in (0, 1).
+#' @param method `"auto"`, `"full"` or `"truncated"` (see Solvers).
+#' @return An object of class `kmaha_kpca`, a list with
+#'   * `coords`: the n x r training coordinates (columns `PC1`, ...);
+#'   * `eigenvalues`: the r kept eigenvalues of \eqn{K_c}, decreasing;
+#'   * `projection`: the n x r matrix \eqn{V\Lambda^{-1/2}} applied to
+#'     centred kernel rows;
+#'   * `col_means`, `grand_mean`: the training centring statistics;
+#'   * `trace`: the trace of \eqn{K_c} (the sum of all its eigenvalues);
+#'   * `rank`, `method` (the solver used), `kernel`, and `x` (the training
+#'     data, needed to project new points).
+#' @seealso [predict.kmaha_kpca()], [plot.kmaha_kpca()], [kmaha()]
+#' @examples
+#' x <- scale(iris[, 1:4])
+#' kp <- kpca(x, rbf_kernel(1))
+#' kp
+#' head(kp$coords[, 1:2])
+#' # new points are projected with the training centring
+#' predict(kp, x[c(1, 51, 101), ])[, 1:2]
+#' # only the top 5 components
+#' kpca(x, rbf_kernel(1), rank = 5)$eigenvalues
+#' @export
+kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
+                 method = c("auto", "full", "truncated")) {
+  check_kernel(kernel)
+  x <- check_x(x, "x")
+  args <- kpca_check_args(nrow(x), rank, tol, method)
+  fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method))
+  fit <- kpca_finish(fit, args, rownames(x))
+  fit$kernel <- kernel
+  fit$x <- x
+  fit$call <- match.call()
+  class(fit) <- "kmaha_kpca"
+  fit
+}
+
+#' Project new points onto kernel principal components
+#'
+#' Computes the kernel rows of `newdata` against the training points, centres
+#' them with the training statistics and projects them on the components
+#' kept by [kpca()]. For the training rows themselves the result equals
+#' `object$coords`.
+#'
+#' @param object A `kmaha_kpca` object from [kpca()].
+#' @param newdata New observations with the training columns (a matrix or a
+#'   data frame); `NULL` returns the training coordinates.
+#' @param ... Unused.
+#' @return A `nrow(newdata)` by `object$rank` matrix of coordinates.
+#' @examples
+#' kp <- kpca(iris[1:100, 1:4], rbf_kernel(0.5), rank = 3)
+#' predict(kp, iris[101:103, 1:4])
+#' @export
+predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
+  if (is.null(newdata)) return(object$coords)
+  x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
+  z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
+                               object$col_means, object$grand_mean)
+  dimnames(z) <- list(rownames(x), colnames(object$coords))
+  z
+}
+
+#' @export
+print.kmaha_kpca <- function(x, ...) {
+  cat("<kmaha KPCA> ", format(x$kernel), "\n", sep = "")
+  cat(sprintf("  training points: %d   inputs: %d   components kept: %d (%s solver)\n",
+              nrow(x$coords), ncol(x$x), x$rank, x$method))
+  show <- utils::head(x$eigenvalues, 6L)
+  cat(sprintf("  leading eigenvalues: %s%s\n",
+              paste(formatC(show, digits = 4, format = "g"), collapse = " "),
+              if (length(x$eigenvalues) > length(show)) " ..." else ""))
+  if (x$trace > 0) {
+    cat(sprintf("  share of feature-space variance kept: %.4f\n",
+                sum(x$eigenvalues) / x$trace))
+  }
+  invisible(x)
+}
+
+#' Plot a kernel PCA
+#'
+#' `type = "coords"` draws the training points on two kernel principal
+#' components, coloured by the class labels `y` when given (a strip chart if
+#' only one component was kept). `type = "spectrum"` draws the kept
+#' eigenvalues as shares of the total feature-space variance (the trace of
+#' the centred Gram matrix), with their cumulative share.
+#'
+#' @param x A `kmaha_kpca` object.
+#' @param y Optional class labels of the training rows, for colouring.
+#' @param type `"coords"` or `"spectrum"`.
+#' @param dims The two components to draw.
+#' @param col Colours, one per class (or one colour without `y`).
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @examples
+#' kp <- kpca(scale(iris[, 1:4]), rbf_kernel(1))
+#' plot(kp, y = iris$Species)
+#' plot(kp, type = "spectrum")
+#' @export
+plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
+                            dims = c(1, 2), col = NULL, ...) {
+  type <- match.arg(type)
+  if (type == "spectrum") {
+    share <- x$eigenvalues / x$trace
+    r <- length(share)
+    graphics::plot(seq_len(r), share, type = "h", lwd = 3,
+                   col = col %||% "grey40", ylim = c(0, 1),
+                   xlab = "component", ylab = "share of variance",
+                   main = "KPCA eigenvalue spectrum", ...)
+    graphics::lines(seq_len(r), cumsum(share), type = "b", pch = 19, cex = 0.5)
+    graphics::legend("right", legend = c("component", "cumulative"),
+                     lty = 1, lwd = c(3, 1), col = c(col %||% "grey40", "black"),
+                     bty = "n", cex = 0.8)
+    return(invisible(x))
+  }
+  if (is.null(y)) {
+    y <- factor(rep("all", nrow(x$coords)))
+    col <- col %||% "grey30"
+    plot_embedding(x$coords, y, dims, col, main = "KPCA coordinates", ...)
+  } else {
+    y <- check_y(y, nrow(x$coords), "y", min_classes = 1L)
+    plot_embedding(x$coords, y, dims, col, main = "KPCA coordinates", ...)
+  }
+  invisible(x)
+}
+
+# ---------------------------------------------------------------------------
+# Internal interface for code that already holds Gram matrices (kernel
+# selection evaluates many kernels on the same data).
+
+# KPCA from a precomputed symmetric Gram matrix K (n x n).  Returns a list
+# with coords, projection, eigenvalues, col_means, grand_mean, trace, rank
+# and method (no class); project new points with kpca_project_gram().
+kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
+  K <- check_gram(K)
+  args <- kpca_check_args(nrow(K), rank, tol, method)
+  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method))
+  kpca_finish(fit, args, rownames(K))
+}
+
+# Coordinates of new points from their kernel rows Kx (m x n, against the
+# n training points of `fit`, a kpca_from_gram() or kpca() result).
+kpca_project_gram <- function(fit, Kx) {
+  if (!is.matrix(Kx) || !is.numeric(Kx)) {
+    stopf("`Kx` must be a numeric matrix of kernel values (new points in rows, training points in columns).")
+  }
+  n <- length(fit$col_means)
+  if (ncol(Kx) != n) {
+    stopf("`Kx` has %d columns but the KPCA was fitted on %d points; it needs one column per training point.",
+          ncol(Kx), n)
+  }
+  if (anyNA(Kx) || any(is.infinite(Kx))) {
+    stopf("`Kx` contains missing or infinite values.")
+  }
+  storage.mode(Kx) <- "double"
+  z <- cpp_kpca_project(Kx, fit$projection, fit$col_means, fit$grand_mean)
+  dimnames(z) <- list(rownames(Kx), colnames(fit$coords))
+  z
+}
+
+check_gram <- function(K, arg = "K") {
+  if (!is.matrix(K) || !(is.numeric(K) || is.logical(K))) {
+    stopf("`%s` must be a numeric (Gram) matrix, not %s.", arg, class(K)[1])
+  }
+  if (nrow(K) != ncol(K)) {
+    stopf("`%s` must be square (a Gram matrix), but it is %d x %d.",
+          arg, nrow(K), ncol(K))
+  }
+  if (nrow(K) < 2L) stopf("`%s` must cover at least 2 points.", arg)
+  if (anyNA(K) || any(is.infinite(K))) {
+    stopf("`%s` contains missing or infinite values.", arg)
+  }
+  storage.mode(K) <- "double"
+  asym <- max(abs(K - t(K)))
+  if (asym > 1e-8 * max(1, max(abs(K)))) {
+    stopf("`%s` must be symmetric; its largest asymmetry is %s.", arg, format(asym))
+  }
+  K
+}
+
+kpca_check_args <- function(n, rank, tol, method) {
+  method <- match.arg(method, c("auto", "full", "truncated"))
+  if (!is.null(rank)) {
+    if (!is.numeric(rank) || length(rank) != 1L || is.na(rank) ||
+        !is.finite(rank) || rank != round(rank) || rank < 1) {
+      stopf("`rank` must be NULL or a single whole number >= 1.")
+    }
+    if (rank > n) {
+      stopf("`rank` (%d) must not exceed the number of training points (%d).",
+            as.integer(rank), n)
+    }
+    rank <- as.integer(rank)
+  }
+  if (!is.numeric(tol) || length(tol) != 1L || is.na(tol) || !(tol > 0 && tol < 1)) {
+    stopf("`tol` must be a single number strictly between 0 and 1.")
+  }
+  if (method == "truncated" && is.null(rank)) {
+    stopf("`method = \"truncated\"` computes only the top `rank` components: supply `rank`.")
+  }
+  list(rank = if (is.null(rank)) 0L else rank, tol = as.double(tol),
+       method = method, requested = method)
+}
+
+# Turn core errors into plain R errors (no C++ call in the message).
+kpca_call <- function(expr) {
+  tryCatch(expr, error = function(e) stop(conditionMessage(e), call. = FALSE))
+}
+
+kpca_finish <- function(fit, args, row_names) {
+  if (isTRUE(fit$fallback)) {
+    warnf("the truncated eigensolver did not converge after %d products; used the full eigendecomposition instead.",
+          as.integer(fit$matvecs))
+  }
+  r <- length(fit$eigenvalues)
+  pcs <- paste0("PC", seq_len(r))
+  dimnames(fit$coords) <- list(row_names, pcs)
+  dimnames(fit$projection) <- list(row_names, pcs)
+  fit$rank <- r
+  fit$fallback <- NULL
+  fit
+}

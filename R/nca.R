@@ -1,0 +1,174 @@
+#' Neighbourhood component analysis
+#'
+#' Learns a linear map \eqn{A} (d x D) that maximises the expected number of
+#' training points classified correctly by a stochastic leave-one-out
+#' nearest-neighbour rule (Goldberger et al., 2005), i.e. minimises the
+#' paper's eq. (2) plus an optional ridge penalty:
+#' \deqn{f(A) = -\sum_i \sum_{j: y_j = y_i} p_{ij} + \lambda \|A\|_F^2,}
+#' \deqn{p_{ij} = \frac{\exp(-\|A x_i - A x_j\|^2)}{\sum_{k \ne i}
+#'   \exp(-\|A x_i - A x_k\|^2)}, \quad p_{ii} = 0.}
+#' The objective and its gradient are computed in the package's C++ core
+#' through matrix products in blocks of rows (memory grows linearly with the
+#' number of points), with a numerically safe softmax, on `num_threads`
+#' threads; the minimiser is R's L-BFGS-B.
+#'
+#' Classes with a single member contribute nothing to the objective (they
+#' have no same-class neighbour), so tiny classes are harmless.
+#'
+#' @param x A numeric matrix or data frame of inputs, one row per
+#'   observation; for the formula method, a formula `class ~ predictors`.
+#' @param y Class labels (a factor, or a vector coerced to one).
+#' @param dim Output dimension d: `NULL` (the number of input columns D) or a
+#'   whole number between 1 and D.
+#' @param init Starting map: `"auto"` (identity when `dim` equals D,
+#'   otherwise `"pca"`), `"identity"` (the first `dim` rows of the identity),
+#'   `"pca"` (the leading `dim` principal directions of the (scaled)
+#'   inputs), `"random"` (standard normal entries divided by
+#'   \eqn{\sqrt{D}}, drawn with R's random number generator, so [set.seed()]
+#'   reproduces the fit), or a numeric `dim` x D matrix.
+#' @param lambda Non-negative weight of the penalty \eqn{\|A\|_F^2}.
+#' @param max_iter Maximum number of L-BFGS-B iterations.
+#' @param tol Convergence tolerance: L-BFGS-B stops when the relative
+#'   reduction of the objective falls below `tol`.
+#' @param scale If `TRUE`, centre and scale the columns of `x` first (the map
+#'   then acts on the scaled inputs; [transform_matrix()] folds the scaling
+#'   in).
+#' @param verbose If `TRUE`, print the objective and gradient norm at each
+#'   evaluation.
+#' @param num_threads Number of threads: `NULL` uses
+#'   `getOption("kmaha.num_threads")`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2.
+#' @param ... For the formula method, arguments passed to the default method.
+#' @return An object of class `c("kmaha_nca", "kmaha_linear")`: the map `L`
+#'   (d x D, acting on the scaled inputs), the scaling `prep`, the training
+#'   embedding, the settings and `convergence` (`iterations`: objective
+#'   evaluations, `objective`, `trace`, `converged`: `TRUE` only when
+#'   L-BFGS-B stopped by its tolerance, and its `message`). See
+#'   [predict.kmaha_linear()].
+#' @references Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R.
+#'   (2005). Neighbourhood components analysis. *NIPS 17*.
+#' @examples
+#' fit <- nca(iris[, 1:4], iris$Species, dim = 2, max_iter = 100)
+#' fit
+#' head(predict(fit, iris[, 1:4], type = "transform"))
+#' fit2 <- nca(Species ~ ., data = iris, lambda = 0.01)
+#' mean(predict(fit2) == iris$Species)  # leave-one-out 1-NN accuracy
+#' @export
+nca <- function(x, ...) UseMethod("nca")
+
+#' @rdname nca
+#' @export
+nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
+                        max_iter = 500, tol = 1e-6, scale = TRUE,
+                        verbose = FALSE, num_threads = NULL, ...) {
+  check_dots_empty_nca(list(...), "nca")
+  x <- check_x(x, "x")
+  y <- check_y(y, nrow(x), "y")
+  D <- ncol(x)
+  dim <- check_dim_nca(dim, D, "x")
+  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
+  max_iter <- check_count(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", positive = TRUE)
+  scale <- check_flag(scale, "scale")
+  verbose <- check_flag(verbose, "verbose")
+  threads <- nca_threads(num_threads)
+  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
+  xs <- apply_scaling(x, prep)
+  start <- nca_init(init, xs, dim)
+  res <- cpp_nca_fit(xs, as.integer(y), start$A, lambda, NULL, max_iter, tol,
+                     verbose, threads)
+  if (!res$converged) {
+    warnf("nca() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
+          res$message, as.integer(res$iterations))
+  }
+  new_linear_fit(
+    "nca", res$map, prep, xs, y,
+    settings = list(dim = dim, init = start$label, lambda = lambda,
+                    max_iter = max_iter, tol = tol, scale = scale,
+                    num_threads = threads),
+    convergence = list(iterations = res$iterations, objective = res$value,
+                       trace = res$trace, converged = res$converged,
+                       message = res$message),
+    call = match.call(), feature_names = colnames(x))
+}
+
+#' @rdname nca
+#' @param formula A formula `class ~ predictors`.
+#' @param data A data frame holding the variables of `formula`.
+#' @param subset Optional expression selecting rows of `data`.
+#' @param na.action How to treat missing values (default [stats::na.omit()]).
+#' @export
+nca.formula <- function(formula, data, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), nca.default, list(...))
+}
+
+# Thread count: argument, option kmaha.num_threads, env KMAHA_NUM_THREADS, 2.
+nca_threads <- function(num_threads = NULL) {
+  if (is.null(num_threads)) num_threads <- getOption("kmaha.num_threads")
+  if (is.null(num_threads)) {
+    env <- Sys.getenv("KMAHA_NUM_THREADS", "")
+    num_threads <- if (nzchar(env)) suppressWarnings(as.numeric(env)) else 2L
+  }
+  check_count(num_threads, "num_threads")
+}
+
+check_dots_empty_nca <- function(dots, fun) {
+  if (length(dots)) {
+    nm <- names(dots)
+    nm <- if (is.null(nm)) rep("", length(dots)) else nm
+    shown <- ifelse(nzchar(nm), nm, "<unnamed>")
+    stopf("%s() got unknown argument(s): %s.", fun,
+          paste(sQuote(shown, FALSE), collapse = ", "))
+  }
+}
+
+check_dim_nca <- function(dim, D, arg_x = "x") {
+  if (is.null(dim)) return(D)
+  dim <- check_count(dim, "dim")
+  if (dim > D) {
+    stopf("`dim` (%d) must not exceed the number of input columns of `%s` (%d).",
+          dim, arg_x, D)
+  }
+  dim
+}
+
+# Starting map (d x D) for NCA on the (already scaled) inputs xs.
+nca_init <- function(init, xs, dim) {
+  D <- ncol(xs)
+  if (is.numeric(init) && is.matrix(init)) {
+    if (nrow(init) != dim || ncol(init) != D) {
+      stopf("`init` must be a %d x %d matrix (dim x number of input columns), not %d x %d.",
+            dim, D, nrow(init), ncol(init))
+    }
+    if (anyNA(init) || any(!is.finite(init))) {
+      stopf("`init` must contain finite numbers only.")
+    }
+    if (all(init == 0)) {
+      stopf("`init` must not be all zero (the NCA gradient vanishes there).")
+    }
+    storage.mode(init) <- "double"
+    return(list(A = unname(init), label = "matrix"))
+  }
+  if (!is.character(init) || length(init) != 1L || is.na(init) ||
+      !init %in% c("auto", "identity", "pca", "random")) {
+    stopf("`init` must be \"auto\", \"identity\", \"pca\", \"random\" or a %d x %d numeric matrix.",
+          dim, D)
+  }
+  if (init == "auto") init <- if (dim == D) "identity" else "pca"
+  A <- switch(init,
+    identity = diag(1, dim, D),
+    pca = pca_directions(xs, dim),
+    random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D)
+  )
+  list(A = A, label = init)
+}
+
+# Leading `dim` principal directions (rows) of xs.
+pca_directions <- function(xs, dim) {
+  xc <- sweep(xs, 2L, colMeans(xs), check.margin = FALSE)
+  e <- eigen(crossprod(xc), symmetric = TRUE)
+  v <- e$vectors[, seq_len(dim), drop = FALSE]
+  # Deterministic sign: largest-magnitude entry of each direction positive.
+  s <- apply(v, 2L, function(col) sign(col[which.max(abs(col))]))
+  t(sweep(v, 2L, s, "*"))
+}

@@ -1,0 +1,339 @@
+// kmaha core: Discriminant Neighbourhood Embedding (DNE) and its kernel-trick
+// version (KDNE).
+//
+// DNE (Zhang, Xue, Lu, Guo, 2006; section "DNE" of Chatpatanasiri et al.).  With
+// one observation per row of X (n x D), neighbour sets Neig^I(i) (the k
+// nearest points of the same class) and Neig^E(i) (the k nearest points of
+// other classes) define a symmetric graph
+//
+//   w_ij = +1  if j in Neig^I(i) or i in Neig^I(j),
+//   w_ij = -1  if j in Neig^E(i) or i in Neig^E(j),
+//   w_ij =  0  otherwise,
+//
+// and, with D the diagonal degree matrix D_ii = sum_j w_ij, the map A (d x D)
+// solves   min trace(A S A')  s.t.  A A' = I,   S = X' (D - W) X,
+// i.e. the rows of A are the eigenvectors of the d smallest eigenvalues of S.
+// Since sum_{i,j} w_ij ||A x_i - A x_j||^2 = 2 trace(A S A') (the sum running
+// over ordered pairs), this is the paper's objective up to the factor 2.
+//
+// The graph has at most 2 n k edges and is never stored as an n x n matrix:
+// (D - W) X is accumulated edge by edge, so S costs O(n k D + n D^2).
+//
+// KDNE (paper, equation "kdne"): with A = U Phi' and K = Phi' Phi,
+//   min trace(U K (D - W) K U')  s.t.  U (K + eps I) U' = I,
+// a generalized symmetric eigenproblem K (D - W) K u = mu (K + eps I) u.  It
+// is solved through the Cholesky factor R of K + eps I (R'R = K + eps I):
+// C = R^{-T} K (D - W) K R^{-1} is symmetric, C v = mu v, and u = R^{-1} v.
+#ifndef KMAHA_DNE_HPP
+#define KMAHA_DNE_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+#include <Eigen/Dense>
+#include "neighbors.hpp"
+
+namespace kmaha {
+
+// Sparse symmetric DNE graph: each undirected edge {i, j} (i < j) once.
+struct dne_graph {
+  arma::uword n = 0;
+  arma::umat edges;   // 2 x m, edges(0, e) < edges(1, e)
+  arma::vec weight;   // m values, +1 (same class) or -1 (other classes)
+};
+
+namespace detail {
+// Sorted, duplicate-free undirected pairs (keys i * n + j with i < j) from an
+// n x k neighbour list; no_neighbor entries are skipped.
+inline std::vector<std::uint64_t> pair_keys(const arma::umat& nb,
+                                            arma::uword n,
+                                            const char* what) {
+  std::vector<std::uint64_t> keys;
+  keys.reserve(nb.n_elem);
+  for (arma::uword t = 0; t < nb.n_cols; ++t) {
+    for (arma::uword i = 0; i < nb.n_rows; ++i) {
+      const arma::uword j = nb(i, t);
+      if (j == no_neighbor) continue;
+      if (j >= n) throw error(std::string("dne graph: ") + what +
+                              " neighbour index out of range");
+      if (j == i) throw error(std::string("dne graph: a point is its own ") +
+                              what + " neighbour");
+      const std::uint64_t a = std::min(i, j), b = std::max(i, j);
+      keys.push_back(a * static_cast<std::uint64_t>(n) + b);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+}  // namespace detail
+
+// The graph of the paper's w_ij from the same-class (n x k1) and other-class
+// (n x k2) neighbour lists.  A pair listed both as same-class and as
+// other-class neighbours is contradictory and rejected.
+inline dne_graph make_dne_graph(const arma::umat& same, const arma::umat& other,
+                                arma::uword n) {
+  if (same.n_rows != n || other.n_rows != n)
+    throw error("dne graph: neighbour lists must have one row per point");
+  const std::vector<std::uint64_t> ps = detail::pair_keys(same, n, "same-class");
+  const std::vector<std::uint64_t> po = detail::pair_keys(other, n, "other-class");
+  std::vector<std::uint64_t> both;
+  std::set_intersection(ps.begin(), ps.end(), po.begin(), po.end(),
+                        std::back_inserter(both));
+  if (!both.empty())
+    throw error("dne graph: a pair of points is listed both as same-class and "
+                "as other-class neighbours");
+  dne_graph g;
+  g.n = n;
+  const arma::uword m = ps.size() + po.size();
+  g.edges.set_size(2, m);
+  g.weight.set_size(m);
+  arma::uword e = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<std::uint64_t>& keys = pass == 0 ? ps : po;
+    for (const std::uint64_t key : keys) {
+      g.edges(0, e) = static_cast<arma::uword>(key / n);
+      g.edges(1, e) = static_cast<arma::uword>(key % n);
+      g.weight[e] = pass == 0 ? 1.0 : -1.0;
+      ++e;
+    }
+  }
+  return g;
+}
+
+namespace detail {
+struct nb_entry {
+  double d;
+  arma::uword j;
+};
+
+// Offer candidate (d, j) to a list of at most k entries sorted by distance.
+// Candidates arrive in increasing j, so an equal distance never displaces an
+// entry already present: ties go to the lower index, as in k_smallest().
+inline void offer(nb_entry* list, arma::uword& cnt, arma::uword k, double d,
+                  arma::uword j) {
+  if (cnt == k && !(d < list[k - 1].d)) return;
+  arma::uword p = cnt < k ? cnt++ : k - 1;
+  while (p > 0 && list[p - 1].d > d) {
+    list[p] = list[p - 1];
+    --p;
+  }
+  list[p] = nb_entry{d, j};
+}
+
+// Both neighbour lists of point qi in one scan: the squared distance to j is
+// sq[j] + sq[qi] - 2 c[j], where c holds the inner products <x_j, x_qi>.
+inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
+                        const arma::uvec& y, arma::uword k,
+                        std::vector<nb_entry>& bs, std::vector<nb_entry>& bo,
+                        arma::umat& same, arma::umat& other) {
+  const arma::uword n = y.n_elem, cq = y[qi];
+  const double sq_q = sq[qi];
+  arma::uword ns = 0, no = 0;
+  for (arma::uword j = 0; j < n; ++j) {
+    if (j == qi) continue;
+    const double d = sq[j] + sq_q - 2.0 * c[j];
+    if (y[j] == cq) {
+      offer(bs.data(), ns, k, d, j);
+    } else {
+      offer(bo.data(), no, k, d, j);
+    }
+  }
+  for (arma::uword t = 0; t < k; ++t) {
+    same(qi, t) = t < ns ? bs[t].j : no_neighbor;
+    other(qi, t) = t < no ? bo[t].j : no_neighbor;
+  }
+}
+}  // namespace detail
+
+// Same-class and other-class k nearest neighbours of every row of X
+// (Euclidean distance) in one pass.  Ties are broken by the lower index, as
+// in class_neighbors().  The inner products are computed in blocks of
+// `block` columns with Eigen's matrix product, which is cache-blocked and
+// vectorised whatever BLAS R uses; memory stays O(n * block).
+inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
+                          arma::umat& same, arma::umat& other,
+                          arma::uword block = 256,
+                          const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword n = X.n_rows;
+  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  same.set_size(n, k);
+  other.set_size(n, k);
+  if (k == 0 || n == 0) return;
+  const arma::vec sq = arma::sum(arma::square(X), 1);
+  const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), X.n_rows, X.n_cols);
+  Eigen::MatrixXd C;
+  std::vector<detail::nb_entry> bs(k), bo(k);
+  for (arma::uword s = 0; s < n; s += block) {
+    const arma::uword e = std::min(n, s + block);
+    C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
+    for (arma::uword q = 0; q < e - s; ++q)
+      detail::select_both(C.data() + q * n, sq, s + q, y, k, bs, bo, same, other);
+    interrupt();
+  }
+}
+
+// The same lists by feature-space distance from a Gram matrix K:
+// ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij.
+inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
+                               arma::uword k, arma::umat& same,
+                               arma::umat& other,
+                               const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword n = K.n_rows;
+  if (K.n_cols != n) throw error("dne neighbours: Gram matrix not square");
+  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  same.set_size(n, k);
+  other.set_size(n, k);
+  if (k == 0 || n == 0) return;
+  const arma::vec kd = K.diag();
+  std::vector<detail::nb_entry> bs(k), bo(k);
+  for (arma::uword q = 0; q < n; ++q) {
+    detail::select_both(K.colptr(q), kd, q, y, k, bs, bo, same, other);
+    if ((q & 255u) == 255u) interrupt();
+  }
+}
+
+// The p x p matrix X' (D - W) X, given Xt = X' (p x n, one point per
+// COLUMN).  Because (D - W) 1 = 0, X may be centred first, which
+// removes the cancellation an uncentred X would cause; (D - W) Xc is
+// accumulated edge by edge (contiguous columns), then one matrix product.
+inline arma::mat dne_scatter_t(const arma::mat& Xt, const dne_graph& g,
+                               const interrupt_fn& interrupt = no_interrupt) {
+  if (Xt.n_cols != g.n) throw error("dne scatter: data and graph sizes differ");
+  const arma::uword p = Xt.n_rows, m = g.weight.n_elem;
+  arma::mat Xc = Xt;
+  Xc.each_col() -= arma::mean(Xt, 1);
+  arma::mat LXc(p, g.n, arma::fill::zeros);
+  arma::vec diff(p);
+  for (arma::uword e = 0; e < m; ++e) {
+    const arma::uword i = g.edges(0, e), j = g.edges(1, e);
+    const double w = g.weight[e];
+    const double* xi = Xc.colptr(i);
+    const double* xj = Xc.colptr(j);
+    double* li = LXc.colptr(i);
+    double* lj = LXc.colptr(j);
+    for (arma::uword r = 0; r < p; ++r) {
+      const double v = w * (xi[r] - xj[r]);
+      li[r] += v;
+      lj[r] -= v;
+    }
+    if ((e & 4095u) == 4095u) interrupt();
+  }
+  arma::mat S = Xc * LXc.t();
+  S = 0.5 * (S + S.t());
+  return S;
+}
+
+struct dne_result {
+  arma::mat A;        // d x D, orthonormal rows
+  arma::vec eigval;   // all D eigenvalues of S + lambda I, ascending
+  arma::mat S;        // X' (D - W) X
+  arma::uword dim = 0;
+  arma::uword n_negative = 0;  // eigenvalues of S + lambda I below -tol
+};
+
+namespace detail {
+// Number of eigenvalues (ascending) below -tol, tol = 10 p eps_mach max|ev|:
+// eigenvalues that are zero up to rounding do not count as negative.
+inline arma::uword count_negative(const arma::vec& ev) {
+  if (ev.n_elem == 0) return 0;
+  const double scale = arma::abs(ev).max();
+  const double tol = 10.0 * ev.n_elem * std::numeric_limits<double>::epsilon() * scale;
+  arma::uword c = 0;
+  for (arma::uword i = 0; i < ev.n_elem; ++i) c += ev[i] < -tol ? 1 : 0;
+  return c;
+}
+
+// Deterministic signs: the entry of largest magnitude of each column > 0.
+inline void fix_signs(arma::mat& V) {
+  for (arma::uword c = 0; c < V.n_cols; ++c) {
+    const arma::uword r = arma::abs(V.col(c)).index_max();
+    if (V(r, c) < 0.0) V.col(c) *= -1.0;
+  }
+}
+}  // namespace detail
+
+// DNE on the rows of X with graph g.  dim = 0 selects the number of negative
+// eigenvalues of S + lambda I (at least 1).  lambda adds lambda * ||A||_F^2
+// to the objective: under A A' = I that is the constant lambda * d, so the
+// map for a given d is unchanged while a direction is only kept by the
+// automatic choice of d if its eigenvalue is below -lambda.
+inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
+                          arma::uword dim = 0, double lambda = 0.0,
+                          const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword p = X.n_cols;
+  if (X.n_rows != g.n) throw error("dne: data and graph sizes differ");
+  if (dim > p) throw error("dne: dim exceeds the number of features");
+  if (!(lambda >= 0.0)) throw error("dne: lambda must be non-negative");
+  dne_result r;
+  r.S = dne_scatter_t(X.t(), g, interrupt);
+  arma::mat Sr = r.S;
+  if (lambda > 0.0) Sr.diag() += lambda;
+  arma::mat V;
+  if (!arma::eig_sym(r.eigval, V, Sr))
+    throw error("dne: the eigen-decomposition failed");
+  r.n_negative = detail::count_negative(r.eigval);
+  r.dim = dim > 0 ? dim : std::max<arma::uword>(1, r.n_negative);
+  arma::mat Vd = V.cols(0, r.dim - 1);
+  detail::fix_signs(Vd);
+  r.A = Vd.t();
+  return r;
+}
+
+struct kdne_result {
+  arma::mat U;        // d x n coefficients: z(x) = U k(x)
+  arma::vec eigval;   // all n generalized eigenvalues, ascending
+  arma::uword dim = 0;
+  arma::uword n_negative = 0;
+};
+
+// KDNE on Gram matrix K (n x n) with graph g; dim = 0 as in dne_fit().
+// Throws a kmaha::error starting with "not positive definite" when
+// K + eps I has no reliable Cholesky factor.
+inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
+                            arma::uword dim = 0, double eps = 1e-8,
+                            const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword n = K.n_rows;
+  if (K.n_cols != n) throw error("kdne: Gram matrix not square");
+  if (g.n != n) throw error("kdne: Gram matrix and graph sizes differ");
+  if (dim > n) throw error("kdne: dim exceeds the number of training points");
+  if (!(eps >= 0.0)) throw error("kdne: eps must be non-negative");
+  // K (D - W) K = K' (D - W) K: the scatter of the columns of K.
+  const arma::mat M = dne_scatter_t(K, g, interrupt);
+  interrupt();
+  arma::mat B = 0.5 * (K + K.t());
+  B.diag() += eps;
+  arma::mat R;
+  const double dmax = B.diag().max();
+  // A factor whose smallest pivot is at rounding level relative to the
+  // largest diagonal entry comes from a numerically singular matrix.
+  const double piv_tol = 10.0 * n * std::numeric_limits<double>::epsilon() * dmax;
+  if (!(dmax > 0.0) || !arma::chol(R, B) ||
+      arma::min(arma::square(R.diag())) <= piv_tol) {
+    throw error("not positive definite");
+  }
+  interrupt();
+  // C = R^{-T} M R^{-1}
+  const arma::mat T = arma::solve(arma::trimatl(R.t()), M);
+  arma::mat C = arma::solve(arma::trimatl(R.t()), arma::mat(T.t()));
+  C = 0.5 * (C + C.t());
+  interrupt();
+  kdne_result r;
+  arma::mat V;
+  if (!arma::eig_sym(r.eigval, V, C))
+    throw error("kdne: the eigen-decomposition failed");
+  r.n_negative = detail::count_negative(r.eigval);
+  r.dim = dim > 0 ? dim : std::max<arma::uword>(1, r.n_negative);
+  arma::mat Vd = V.cols(0, r.dim - 1);
+  detail::fix_signs(Vd);
+  r.U = arma::solve(arma::trimatu(R), Vd).t();
+  return r;
+}
+
+}  // namespace kmaha
+
+#endif  // KMAHA_DNE_HPP

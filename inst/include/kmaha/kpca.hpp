@@ -1,0 +1,332 @@
+// kmaha core: kernel principal component analysis (KPCA).
+//
+// Given the Gram matrix K (n x n) of the training points, KPCA works with the
+// Gram matrix of the points centred in feature space,
+//     Kc = H K H,  H = I - 11'/n,
+// i.e. Kc(i,j) = K(i,j) - m(i) - m(j) + g, where m holds the column means of
+// K and g its grand mean (H itself is never formed).  With the eigen-
+// decomposition Kc = V diag(lambda) V' (lambda descending, kept components
+// only), the training coordinates are
+//     coords = V diag(lambda)^{1/2},
+// so coords * coords' = Kc when every non-zero component is kept, and
+//     ||coords_i - coords_j||^2 = K(i,i) + K(j,j) - 2 K(i,j)
+// (the paper's Proposition "parseval").  A new point with kernel row
+// k (k_j = k(x, x_j)) is centred with the *training* statistics,
+//     kc_j = k_j - m(j) - mean(k) + g,
+// and projected as kc' V diag(lambda)^{-1/2}; for a training point this
+// reproduces its training coordinates exactly.
+//
+// Eigenvalues here are those of Kc itself (not Kc / n).
+//
+// Two eigensolvers:
+//  * full: LAPACK's MRRR symmetric eigensolver (dsyevr, as R's eigen()) on
+//    the lower triangle of a centred copy of K: every eigenpair, or only the
+//    top `rank` when a rank is given;
+//  * truncated: the top `rank` eigenpairs by the implicitly restarted
+//    Lanczos method of Spectra.  Kc is never formed: each product Kc v is
+//    K v followed by rank-one corrections, with K read in place through an
+//    Eigen map of the Armadillo memory.
+// Eigenvector signs are fixed so that the entry of largest magnitude of each
+// component is positive, which makes the two solvers agree.
+#ifndef KMAHA_KPCA_HPP
+#define KMAHA_KPCA_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <Eigen/Core>
+#include <Spectra/SymEigsSolver.h>
+#include "common.hpp"
+
+// LAPACK's dsyevr (Fortran; hidden string-length arguments last).
+extern "C" void dsyevr_(const char* jobz, const char* range, const char* uplo,
+                        const arma::blas_int* n, double* a,
+                        const arma::blas_int* lda, const double* vl,
+                        const double* vu, const arma::blas_int* il,
+                        const arma::blas_int* iu, const double* abstol,
+                        arma::blas_int* m, double* w, double* z,
+                        const arma::blas_int* ldz, arma::blas_int* isuppz,
+                        double* work, const arma::blas_int* lwork,
+                        arma::blas_int* iwork, const arma::blas_int* liwork,
+                        arma::blas_int* info, arma::blas_len jobz_len,
+                        arma::blas_len range_len, arma::blas_len uplo_len);
+
+namespace kmaha {
+
+enum class kpca_method { automatic, full, truncated };
+
+inline kpca_method kpca_method_from_string(const std::string& s) {
+  if (s == "auto") return kpca_method::automatic;
+  if (s == "full") return kpca_method::full;
+  if (s == "truncated") return kpca_method::truncated;
+  throw error("unknown KPCA method '" + s + "'");
+}
+
+// The rule behind method = "auto": the truncated solver is used when a rank
+// is requested (rank > 0) that is below n / 10 and n is at least 200.  Below
+// those sizes the full decomposition is cheap and exact, and above rank
+// n / 10 the Lanczos iterations stop paying off.
+inline bool kpca_use_truncated(arma::uword n, arma::uword rank) {
+  return rank > 0 && n >= 200 && 10 * rank < n;
+}
+
+struct kpca_result {
+  arma::mat coords;       // n x r training coordinates V diag(lambda)^{1/2}
+  arma::mat projection;   // n x r projection matrix V diag(lambda)^{-1/2}
+  arma::vec eigenvalues;  // r kept eigenvalues of Kc, descending
+  arma::vec col_means;    // n column means of the training K
+  double grand_mean = 0;  // grand mean of the training K
+  double trace = 0;       // trace of Kc = sum of all its eigenvalues
+  std::string method;     // solver actually used: "full" or "truncated"
+  bool fallback = false;  // truncated requested but did not converge
+  arma::uword matvecs = 0;  // Lanczos products (truncated only)
+};
+
+namespace detail {
+
+// Flip each column so that its entry of largest magnitude is positive.
+inline void fix_signs(arma::mat& V) {
+  for (arma::uword j = 0; j < V.n_cols; ++j) {
+    const arma::uword i = arma::index_max(arma::abs(V.col(j)));
+    if (V(i, j) < 0) V.col(j) *= -1.0;
+  }
+}
+
+// Largest |K(i,j)|; used to detect an all-zero kernel matrix and to scale
+// the threshold below which the centred matrix is treated as zero.
+inline double max_abs(const arma::mat& K) {
+  return K.n_elem ? arma::abs(K).max() : 0.0;
+}
+
+// Number of leading eigenvalues (descending vector) above tol * largest,
+// capped at `rank` when rank > 0.
+inline arma::uword n_keep(const arma::vec& lambda_desc, double tol,
+                          arma::uword rank) {
+  const double cut = tol * lambda_desc[0];
+  arma::uword r = 0;
+  while (r < lambda_desc.n_elem && lambda_desc[r] > cut) ++r;
+  if (rank > 0) r = std::min(r, rank);
+  return r;
+}
+
+// Matrix operation for Spectra: y = Kc x with Kc = K - 1 m' - m 1' + g 11',
+// evaluated as K x (Eigen, lower triangle of K read in place) plus rank-one
+// corrections, so no n x n matrix is allocated.
+class centred_gram_op {
+ public:
+  centred_gram_op(const arma::mat& K, const arma::vec& m, double g,
+                  const interrupt_fn& interrupt)
+      : K_(K.memptr(), K.n_rows, K.n_cols),
+        m_(m.memptr(), m.n_elem),
+        g_(g),
+        interrupt_(interrupt) {}
+
+  Eigen::Index rows() const { return K_.rows(); }
+  Eigen::Index cols() const { return K_.cols(); }
+
+  void perform_op(const double* x_in, double* y_out) const {
+    Eigen::Map<const Eigen::VectorXd> x(x_in, K_.cols());
+    Eigen::Map<Eigen::VectorXd> y(y_out, K_.rows());
+    y.noalias() = K_.selfadjointView<Eigen::Lower>() * x;
+    const double mx = m_.dot(x);
+    const double sx = x.sum();
+    y.array() += g_ * sx - mx;
+    y.noalias() -= sx * m_;
+    ++count_;
+    interrupt_();
+  }
+
+  arma::uword count() const { return count_; }
+
+ private:
+  Eigen::Map<const Eigen::MatrixXd> K_;
+  Eigen::Map<const Eigen::VectorXd> m_;
+  double g_;
+  const interrupt_fn& interrupt_;
+  mutable arma::uword count_ = 0;
+};
+
+inline void check_gram(const arma::mat& K) {
+  if (K.n_rows != K.n_cols) throw error("kpca: the kernel matrix must be square");
+  if (K.n_rows < 2) throw error("kpca: at least 2 points are needed");
+  if (!K.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+}
+
+inline void zero_centred_error() {
+  throw error(
+      "the centred kernel matrix is zero: all points coincide in feature "
+      "space, so there is no component to extract. Use a kernel that "
+      "separates the points (e.g. a smaller RBF sigma) or check for "
+      "constant data");
+}
+
+inline void zero_gram_error() {
+  throw error(
+      "the kernel matrix is zero: every kernel value is 0 (e.g. a linear or "
+      "polynomial kernel without offset on all-zero data), so there is no "
+      "component to extract");
+}
+
+// Fill r's components from descending eigenpairs (lambda, V), keeping the
+// first `r_keep`.
+inline void set_components(kpca_result& r, const arma::vec& lambda,
+                           const arma::mat& V, arma::uword r_keep) {
+  r.eigenvalues = lambda.head(r_keep);
+  arma::mat Vk = V.head_cols(r_keep);
+  fix_signs(Vk);
+  const arma::rowvec sq = arma::sqrt(r.eigenvalues).t();
+  r.coords = Vk.each_row() % sq;
+  r.projection = Vk.each_row() / sq;
+}
+
+// LAPACK's MRRR symmetric eigensolver (the one behind R's eigen()).  Reads
+// the lower triangle of A (overwritten).  With il == 0 every eigenpair is
+// computed, otherwise only those with ascending indices il..iu (1-based).
+// Eigenvalues come back ascending.
+inline void syevr(arma::mat& A, arma::blas_int il, arma::blas_int iu,
+                  arma::vec& lambda, arma::mat& V) {
+  const arma::blas_int n = static_cast<arma::blas_int>(A.n_rows);
+  const char jobz = 'V', uplo = 'L';
+  const char range = il == 0 ? 'A' : 'I';
+  const arma::blas_int m_max = il == 0 ? n : iu - il + 1;
+  const double vl = 0.0, vu = 0.0, abstol = 0.0;
+  arma::blas_int m = 0, info = 0, lwork = -1, liwork = -1, iwork_q = 0;
+  double work_q = 0.0;
+  lambda.set_size(n);
+  V.set_size(n, m_max);
+  arma::Col<arma::blas_int> isuppz(2 * std::max<arma::blas_int>(1, m_max));
+  dsyevr_(&jobz, &range, &uplo, &n, A.memptr(), &n, &vl, &vu, &il, &iu,
+          &abstol, &m, lambda.memptr(), V.memptr(), &n, isuppz.memptr(),
+          &work_q, &lwork, &iwork_q, &liwork, &info, 1, 1, 1);
+  if (info != 0) throw error("kpca: the symmetric eigendecomposition failed");
+  lwork = static_cast<arma::blas_int>(work_q);
+  liwork = iwork_q;
+  arma::vec work(static_cast<arma::uword>(lwork));
+  arma::Col<arma::blas_int> iwork(static_cast<arma::uword>(liwork));
+  dsyevr_(&jobz, &range, &uplo, &n, A.memptr(), &n, &vl, &vu, &il, &iu,
+          &abstol, &m, lambda.memptr(), V.memptr(), &n, isuppz.memptr(),
+          work.memptr(), &lwork, iwork.memptr(), &liwork, &info, 1, 1, 1);
+  if (info != 0) throw error("kpca: the symmetric eigendecomposition failed");
+  lambda.resize(static_cast<arma::uword>(m));
+  V.resize(V.n_rows, static_cast<arma::uword>(m));
+}
+
+inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
+                      double zero_cut, kpca_result& r,
+                      const interrupt_fn& interrupt) {
+  const arma::uword n = K.n_rows;
+  // Lower triangle of Kc = H K H (the eigensolver reads nothing else).
+  arma::mat Kc(n, n);
+  for (arma::uword j = 0; j < n; ++j) {
+    const double cj = r.grand_mean - r.col_means[j];
+    const double* kj = K.colptr(j);
+    double* cc = Kc.colptr(j);
+    for (arma::uword i = j; i < n; ++i) cc[i] = kj[i] - r.col_means[i] + cj;
+  }
+  interrupt();
+  arma::vec lambda;
+  arma::mat V;
+  // With a rank cap only the top `rank` eigenpairs are needed.
+  const arma::blas_int bn = static_cast<arma::blas_int>(n);
+  if (rank > 0 && rank < n)
+    syevr(Kc, bn - static_cast<arma::blas_int>(rank) + 1, bn, lambda, V);
+  else
+    syevr(Kc, 0, 0, lambda, V);
+  interrupt();
+  lambda = arma::flipud(lambda);
+  V = arma::fliplr(V);
+  if (!(lambda[0] > zero_cut)) zero_centred_error();
+  set_components(r, lambda, V, n_keep(lambda, tol, rank));
+  r.method = "full";
+}
+
+// Returns false when Lanczos did not converge (the caller falls back).
+inline bool kpca_truncated(const arma::mat& K, double tol, arma::uword rank,
+                           double zero_cut, kpca_result& r,
+                           const interrupt_fn& interrupt) {
+  const arma::uword n = K.n_rows;
+  const Eigen::Index nev = static_cast<Eigen::Index>(rank);
+  const Eigen::Index ncv = std::min<Eigen::Index>(
+      static_cast<Eigen::Index>(n), std::max<Eigen::Index>(2 * nev + 1, nev + 20));
+  centred_gram_op op(K, r.col_means, r.grand_mean, interrupt);
+  Spectra::SymEigsSolver<double, Spectra::LARGEST_ALGE, centred_gram_op> eigs(
+      &op, nev, ncv);
+  eigs.init();
+  eigs.compute(1000, 1e-10, Spectra::LARGEST_ALGE);
+  r.matvecs = op.count();
+  if (eigs.info() != Spectra::SUCCESSFUL) return false;
+  const Eigen::VectorXd ev = eigs.eigenvalues();
+  const Eigen::MatrixXd evec = eigs.eigenvectors();
+  const arma::vec lambda(ev.data(), ev.size());
+  const arma::mat V(evec.data(), evec.rows(), evec.cols());
+  if (!(lambda[0] > zero_cut)) zero_centred_error();
+  set_components(r, lambda, V, n_keep(lambda, tol, rank));
+  r.method = "truncated";
+  return true;
+}
+
+}  // namespace detail
+
+// Fit KPCA from a symmetric Gram matrix K (n x n).
+//  tol:  components with eigenvalue <= tol * (largest eigenvalue) are dropped;
+//  rank: 0 = keep every component above the tolerance; otherwise keep at most
+//        the top `rank` (fewer if fewer are above the tolerance);
+//  method: full, truncated (needs rank > 0) or automatic (see
+//        kpca_use_truncated()).
+// Throws kmaha::error for a zero kernel matrix or a zero centred matrix.
+inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
+                            double tol = 1e-8,
+                            kpca_method method = kpca_method::automatic,
+                            const interrupt_fn& interrupt = no_interrupt) {
+  detail::check_gram(K);
+  if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
+  const arma::uword n = K.n_rows;
+  if (rank > n) throw error("kpca: rank exceeds the number of points");
+  const double kmax = detail::max_abs(K);
+  if (kmax == 0.0) detail::zero_gram_error();
+
+  kpca_result r;
+  r.col_means = arma::mean(K, 0).t();
+  r.grand_mean = arma::mean(r.col_means);
+  r.trace = arma::sum(K.diag()) - static_cast<double>(n) * r.grand_mean;
+  // Eigenvalues of Kc below this are rounding noise of a zero matrix.
+  const double zero_cut =
+      64.0 * std::numeric_limits<double>::epsilon() * kmax * static_cast<double>(n);
+
+  bool truncated = method == kpca_method::truncated ||
+                   (method == kpca_method::automatic && kpca_use_truncated(n, rank));
+  if (method == kpca_method::truncated && rank == 0)
+    throw error("kpca: the truncated solver needs a rank");
+  // Lanczos needs rank < n - 1 (and room for its Krylov basis); the full
+  // solver is exact and cheap in the remaining cases.
+  if (truncated && (n < 3 || rank + 1 >= n)) truncated = false;
+
+  if (truncated) {
+    if (detail::kpca_truncated(K, tol, rank, zero_cut, r, interrupt)) return r;
+    r.fallback = true;
+  }
+  detail::kpca_full(K, tol, rank, zero_cut, r, interrupt);
+  return r;
+}
+
+// Project new points given their kernel rows against the training points,
+// Kx (m x n), with the training centring statistics and projection matrix.
+// Kx is not modified or copied: (centred Kx) * P is evaluated as
+// Kx P - 1 (m'P) - rowmeans(Kx) (1'P) + g 1 (1'P).
+inline arma::mat kpca_project(const arma::mat& Kx, const arma::mat& projection,
+                              const arma::vec& col_means, double grand_mean) {
+  if (Kx.n_cols != projection.n_rows || col_means.n_elem != projection.n_rows)
+    throw error("kpca_project: the kernel rows must have one column per training point");
+  arma::mat Z = Kx * projection;
+  const arma::rowvec mP = col_means.t() * projection;
+  const arma::rowvec sP = arma::sum(projection, 0);
+  const arma::vec rm = arma::mean(Kx, 1);
+  Z.each_row() += grand_mean * sP - mP;
+  Z -= rm * sP;
+  return Z;
+}
+
+}  // namespace kmaha
+
+#endif  // KMAHA_KPCA_HPP
