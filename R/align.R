@@ -37,6 +37,11 @@
 #' reformulation adds one variable \eqn{t_{ab} \ge |K_{ab}|} for each pair
 #' \eqn{a \le b} on which the base Grams differ in sign; that LP grows with
 #' \eqn{n^2} and is practical for a few hundred training points.
+#' Note a property of this bound: for entrywise non-negative base Grams,
+#' \eqn{\langle K_i, Y\rangle_F \le \|\mathrm{vec}(K_i)\|_1} with equality
+#' for a (near-)identity Gram matrix, so over a bandwidth grid the LP tends to
+#' put all weight on the smallest bandwidth, whose KPCA coordinates carry
+#' little information; prefer `"qp"` for classification.
 #'
 #' The heavy part, the Frobenius products of all base Grams, is computed in
 #' the package's C++ core in blocks of rows: the distances of a block are
