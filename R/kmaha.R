@@ -1,0 +1,385 @@
+# The KPCA trick (paper, Figure "KPCA trick"): kernel PCA on the training
+# data, then any linear Mahalanobis learner on the KPCA coordinates, with the
+# kernel chosen by cross-validation, kernel alignment or an unweighted sum.
+
+#' Kernelized Mahalanobis distance learning by the KPCA trick
+#'
+#' Kernelizes a linear Mahalanobis distance learner without changing its
+#' code: the training inputs are standardized, mapped to their kernel PCA
+#' coordinates (all components whose eigenvalue exceeds `tol`, or the top
+#' `rank`), and the learner is run on those coordinates. By the paper's
+#' representer theorems this equals learning the metric in the kernel's
+#' feature space. New points are classified by k nearest neighbours in the
+#' learned space.
+#'
+#' **Learners.** `"nca"`, `"lmnn"` and `"dne"` call [nca()], [lmnn()] and
+#' [dne()] (with `scale = FALSE`, since the KPCA coordinates are used as
+#' given); `learner_args` passes their options, e.g. `lambda` for the
+#' regularized RKNCA/RKLMNN, `dim`, or `k` (LMNN/DNE target neighbours). Any
+#' R function `f(x, y, ...)` works too: it receives the KPCA coordinates and
+#' the labels (plus `learner_args`) and must return a d x D map matrix, or an
+#' object with one (an element `L` or a [transform_matrix()] method). If it
+#' has a `targets` argument it receives the same-class target neighbours
+#' chosen by `neighbors`.
+#'
+#' **Kernel choice.**
+#' * a kernel object (e.g. `poly_kernel(2)`): used as given;
+#' * `"linear"`: no KPCA at all — the original learner on the standardized
+#'   inputs;
+#' * `"cv"`: the best of `kernels` by stratified `cv_folds`-fold
+#'   cross-validation of the whole pipeline ([cv_kernel()]; parallel through
+#'   the user's [future::plan()], progress through \pkg{progressr});
+#' * `"align"` (alias `"aligned"`), `"align_lp"`: the combination of `kernels`
+#'   learned by kernel alignment, QP or LP ([align_kernels()]);
+#' * `"unweighted"`: the plain sum of `kernels`.
+#'
+#' **Target neighbours** (LMNN and DNE): `neighbors = "feature"` finds them by
+#' Euclidean distance in the KPCA coordinates, which equals the distance in
+#' feature space (the paper's Proposition "parseval"); `"input"` finds them in
+#' the standardized input space, as the paper does with the unweighted kernel.
+#'
+#' @param x A numeric matrix or data frame of inputs, one row per
+#'   observation; or, for the formula method, a formula such as
+#'   `Species ~ .`.
+#' @param y Class labels, one per row of `x`.
+#' @param learner `"nca"`, `"lmnn"`, `"dne"` or a learner function (see
+#'   Details).
+#' @param kernel A kernel object, or one of `"align"`, `"aligned"`,
+#'   `"align_lp"`, `"cv"`, `"unweighted"`, `"linear"`.
+#' @param k Neighbours of the kNN classifier (used by `predict()`, the
+#'   training accuracy and the cross-validation score).
+#' @param learner_args A named list of further learner arguments.
+#' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
+#'   neighbours are found.
+#' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`; the
+#'   paper's 21 scaled RBF kernels by default.
+#' @param cv_folds Number of cross-validation folds for `kernel = "cv"`.
+#' @param scale Standardize the input columns by the training data (`TRUE`)
+#'   or only centre them (`FALSE`).
+#' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
+#'   all with eigenvalue above `tol` relative to the largest).
+#' @param seed `NULL` or a number: the seed for the cross-validation folds
+#'   (the global random state is restored afterwards).
+#' @param ... For the formula method, arguments passed to the default method.
+#'   Must be empty otherwise.
+#' @param data,subset,na.action For the formula method: where to find the
+#'   variables, which rows to use, and what to do with missing values.
+#' @return An object of class `kmaha_fit` with elements `learner`, `kernel`
+#'   (the kernel used, `NULL` for `"linear"`), `kernel_choice` (`type`, plus
+#'   the `alignment` or `cv` object when applicable), `kpca` (the
+#'   [kpca()] fit on the training data, `NULL` for `"linear"`), `L` (the
+#'   learned map on the KPCA coordinates), `learner_fit` (what the learner
+#'   returned), `embedding` (training points in the learned space), `targets`
+#'   (LMNN/DNE target neighbours used), `prep` (input scaling), `y`, `k`,
+#'   `convergence`, `train_accuracy` (leave-one-out kNN accuracy) and
+#'   `settings`.
+#' @seealso [predict.kmaha_fit()], [cv_kernel()], [align_kernels()],
+#'   [kpca()].
+#' @examples
+#' # Two concentric rings: no linear metric separates them, a degree-2
+#' # polynomial kernel does.
+#' set.seed(1)
+#' t <- runif(120, 0, 2 * pi)
+#' r <- rep(c(1, 2), each = 60)
+#' x <- cbind(r * cos(t), r * sin(t))
+#' y <- factor(r)
+#' fit <- kmaha(x, y, learner = "dne", kernel = poly_kernel(2), scale = FALSE)
+#' fit
+#' predict(fit, rbind(c(0, 1), c(0, 2)))
+#'
+#' # Aligned kernel on iris, formula interface
+#' fit2 <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = "align")
+#' summary(fit2)
+#' @export
+kmaha <- function(x, ...) UseMethod("kmaha")
+
+#' @rdname kmaha
+#' @export
+kmaha.formula <- function(x, data = NULL, subset, na.action, ...) {
+  call <- match.call()
+  names(call)[names(call) == "x"] <- "formula"
+  formula_method(call, parent.frame(), kmaha.default, list(...))
+}
+
+#' @rdname kmaha
+#' @export
+kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
+                          learner_args = list(),
+                          neighbors = c("feature", "input"),
+                          kernels = paper_kernels(), cv_folds = 5,
+                          scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
+                          ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  neighbors <- match.arg(neighbors)
+  x <- check_x(x, "x")
+  y <- check_y(y, nrow(x), "y")
+  k <- check_count(k, "k")
+  if (k > nrow(x) - 1L) {
+    stopf("`k` (%d) must be smaller than the number of training rows (%d).",
+          k, nrow(x))
+  }
+  scale <- check_flag(scale, "scale")
+  lrn <- resolve_learner(learner)
+  learner_args <- check_learner_args(learner_args)
+  choice <- resolve_kernel_choice(kernel)
+  if (choice$type %in% c("cv", "align", "align_lp", "unweighted")) {
+    kernels <- check_kernel_list(kernels)
+  }
+  if (!is.null(rank)) rank <- check_count(rank, "rank")
+  tol <- check_number(tol, "tol", nonneg = TRUE)
+  cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
+
+  feature_names <- colnames(x)
+  prep <- fit_scaling(x, scale)
+  xs <- apply_scaling(x, prep)
+
+  # 1. The kernel.
+  kern <- NULL
+  kinfo <- list(type = choice$type)
+  switch(choice$type,
+    kernel = {
+      kern <- choice$kernel
+    },
+    cv = {
+      cv <- cv_kernel(xs, y, lrn$fun, kernels, folds = cv_folds, k = k,
+                      learner_args = learner_args, neighbors = neighbors,
+                      rank = rank, tol = tol, seed = seed)
+      cv$learner <- lrn$label
+      kern <- cv$kernel
+      kinfo$cv <- cv
+      kinfo$index <- cv$best
+    },
+    align = , align_lp = {
+      al <- align_kernels(xs, y, kernels,
+                          method = if (choice$type == "align") "qp" else "lp")
+      kern <- al$kernel
+      kinfo$alignment <- al
+    },
+    unweighted = {
+      kern <- kernel_sum(kernels)
+    })
+  if (choice$type == "cv" && !is.null(seed)) kinfo$seed <- seed
+
+  # 2. KPCA on the training data (none for "linear").
+  kp <- NULL
+  z <- xs
+  if (!is.null(kern)) {
+    kp <- kpca(xs, kernel = kern, rank = rank, tol = tol)
+    z <- kp$coords
+  }
+
+  # 3. The learner on the coordinates.
+  lf <- run_learner(lrn, z, y, learner_args,
+                    input = if (neighbors == "input") xs)
+  A <- lf$map
+  emb <- z %*% t(A)
+  colnames(emb) <- paste0("dim", seq_len(ncol(emb)))
+  rownames(emb) <- rownames(x)
+  loo <- knn_vote(emb, y, emb, k, self = TRUE)$class
+  conv <- if (is.list(lf$fit) && !is.null(lf$fit$convergence)) lf$fit$convergence
+
+  fit <- list(
+    learner = lrn$name, learner_label = lrn$label,
+    kernel = kern, kernel_choice = kinfo, kpca = kp, L = A,
+    learner_fit = lf$fit, embedding = emb, targets = lf$targets,
+    prep = prep, y = y, k = k, convergence = conv,
+    train_accuracy = mean(loo == y),
+    feature_names = feature_names, n_features = ncol(x),
+    settings = list(learner_args = learner_args, neighbors = neighbors,
+                    cv_folds = cv_folds, scale = scale, rank = rank,
+                    tol = tol, seed = seed),
+    call = call)
+  class(fit) <- "kmaha_fit"
+  fit
+}
+
+resolve_kernel_choice <- function(kernel) {
+  if (inherits(kernel, "kmaha_kernel")) return(list(type = "kernel", kernel = kernel))
+  opts <- c("align", "aligned", "align_lp", "cv", "unweighted", "linear")
+  if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel) ||
+      !(kernel %in% opts)) {
+    stopf("`kernel` must be a kernel object such as rbf_kernel(1), or one of %s.",
+          paste(dQuote(opts, FALSE), collapse = ", "))
+  }
+  type <- if (kernel == "aligned") "align" else kernel
+  if (type == "linear") return(list(type = "linear", kernel = NULL))
+  list(type = type)
+}
+
+kmaha_kernel_label <- function(fit) {
+  ch <- fit$kernel_choice
+  switch(ch$type,
+    linear = "none (linear learner on the inputs)",
+    kernel = format(fit$kernel),
+    cv = sprintf("chosen by %d-fold CV: %s", ncol(ch$cv$accuracy), format(fit$kernel)),
+    align = sprintf("aligned (QP), alignment %.3f", ch$alignment$alignment),
+    align_lp = sprintf("aligned (LP), alignment %.3f", ch$alignment$alignment),
+    unweighted = sprintf("unweighted sum of %d kernels", length(fit$kernel$kernels)))
+}
+
+#' Predict with a kernelized Mahalanobis metric
+#'
+#' Maps new points through the training scaling, the training KPCA and the
+#' learned map (`type = "transform"`), and classifies them by k nearest
+#' neighbours among the training points in that space (`"class"`, `"prob"`:
+#' the fraction of the `k` neighbour votes per class; see [knn_classify()]
+#' for ties).
+#'
+#' @param object A `kmaha_fit` from [kmaha()].
+#' @param newdata New observations (a data frame for formula fits). `NULL`:
+#'   the training embedding, or leave-one-out predictions on the training
+#'   rows.
+#' @param type `"class"`, `"prob"` or `"transform"`.
+#' @param k Neighbours for the vote; the fit's `k` by default.
+#' @param ... Unused.
+#' @return A factor, a matrix of class probabilities (rows sum to 1) or a
+#'   matrix of learned coordinates.
+#' @examples
+#' fit <- kmaha(Species ~ ., data = iris, learner = "dne",
+#'              kernel = rbf_kernel(1))
+#' predict(fit, iris[c(1, 51, 101), ])
+#' predict(fit, iris[c(1, 51, 101), ], type = "prob", k = 5)
+#' @export
+predict.kmaha_fit <- function(object, newdata = NULL,
+                              type = c("class", "prob", "transform"),
+                              k = object$k, ...) {
+  type <- match.arg(type)
+  k <- check_count(k, "k")
+  if (is.null(newdata)) {
+    if (type == "transform") return(object$embedding)
+    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE)
+    return(if (type == "class") res$class else res$prob)
+  }
+  x <- newdata_matrix(object, newdata, object$n_features)
+  z <- kmaha_transform(object, x)
+  if (type == "transform") return(z)
+  res <- knn_vote(object$embedding, object$y, z, k)
+  if (type == "class") res$class else res$prob
+}
+
+# Raw input rows -> learned coordinates.
+kmaha_transform <- function(object, x) {
+  xs <- apply_scaling(x, object$prep)
+  coords <- if (is.null(object$kpca)) xs else predict(object$kpca, xs)
+  z <- coords %*% t(object$L)
+  colnames(z) <- colnames(object$embedding)
+  rownames(z) <- rownames(x)
+  z
+}
+
+#' @rdname transform_matrix
+#' @export
+transform_matrix.kmaha_fit <- function(object) {
+  A <- object$L
+  rownames(A) <- colnames(object$embedding)
+  if (is.null(object$kpca)) {
+    A <- sweep(A, 2L, object$prep$scale, "/")
+    colnames(A) <- object$feature_names
+  } else {
+    colnames(A) <- colnames(object$kpca$coords)
+  }
+  A
+}
+
+#' @export
+print.kmaha_fit <- function(x, ...) {
+  cat(sprintf("<kmaha fit> %s%s by the KPCA trick\n",
+              if (is.null(x$kpca)) "" else "K", x$learner_label))
+  cat(sprintf("  kernel: %s\n", kmaha_kernel_label(x)))
+  cat(sprintf("  %d training points, %d inputs, %s -> learned dimension %d\n",
+              length(x$y), x$n_features,
+              if (is.null(x$kpca)) "no KPCA" else
+                sprintf("%d KPCA components", ncol(x$kpca$coords)),
+              ncol(x$embedding)))
+  cat(sprintf("  training accuracy (leave-one-out %d-NN): %.3f\n", x$k,
+              x$train_accuracy))
+  invisible(x)
+}
+
+#' @export
+summary.kmaha_fit <- function(object, ...) {
+  ch <- object$kernel_choice
+  chosen <- switch(ch$type,
+    cv = list(index = ch$cv$best, sigma = ch$cv$curve$sigma[ch$cv$best],
+              cv_accuracy = ch$cv$curve$mean[ch$cv$best]),
+    align = , align_lp = list(alignment = ch$alignment$alignment,
+                              nonzero = sum(ch$alignment$gamma > 0),
+                              sigma = ch$alignment$sigma[ch$alignment$gamma > 0]),
+    NULL)
+  cv <- object$convergence
+  out <- list(learner = object$learner_label, kernel = kmaha_kernel_label(object),
+              choice = ch$type, chosen = chosen,
+              n = length(object$y), n_features = object$n_features,
+              kpca_rank = if (is.null(object$kpca)) NA_integer_ else ncol(object$kpca$coords),
+              dim = ncol(object$embedding), neighbors = object$settings$neighbors,
+              iterations = cv$iterations, objective = cv$objective,
+              converged = cv$converged, k = object$k,
+              classes = table(object$y),
+              train_accuracy = object$train_accuracy)
+  class(out) <- "summary.kmaha_fit"
+  out
+}
+
+#' @export
+print.summary.kmaha_fit <- function(x, ...) {
+  cat(sprintf("Kernelized %s (KPCA trick)\n", x$learner))
+  cat(sprintf("Kernel: %s\n", x$kernel))
+  if (!is.null(x$chosen$sigma) && length(x$chosen$sigma)) {
+    cat(sprintf("  sigma: %s\n", paste(format(x$chosen$sigma), collapse = ", ")))
+  }
+  if (!is.null(x$chosen$cv_accuracy)) {
+    cat(sprintf("  CV accuracy of the chosen kernel: %.3f\n", x$chosen$cv_accuracy))
+  }
+  cat(sprintf("Training points: %d, inputs: %d, KPCA components: %s, learned dimension: %d\n",
+              x$n, x$n_features, if (is.na(x$kpca_rank)) "none" else x$kpca_rank, x$dim))
+  cat(sprintf("Target neighbours from: %s space\n", x$neighbors))
+  if (!is.null(x$iterations)) {
+    cat(sprintf("Optimizer: %d iterations, objective %.6g, %s\n",
+                as.integer(x$iterations), x$objective,
+                if (isTRUE(x$converged)) "converged" else "NOT converged"))
+  }
+  cat("Class sizes:\n")
+  print(x$classes)
+  cat(sprintf("Training accuracy (leave-one-out %d-NN): %.3f\n", x$k, x$train_accuracy))
+  invisible(x)
+}
+
+#' Plot a kernelized fit
+#'
+#' `which = "embedding"` draws the training points in two learned
+#' coordinates, coloured by class; `which = "kernel"` draws how the kernel was
+#' chosen: the alignment weights (see [plot.kmaha_alignment()]) or the
+#' cross-validation curve.
+#'
+#' @param x A `kmaha_fit` from [kmaha()].
+#' @param which `"embedding"` or `"kernel"`.
+#' @param dims The two coordinates drawn for the embedding.
+#' @param col Colours, one per class.
+#' @param ... Passed to the plotting function.
+#' @return `x`, invisibly.
+#' @examples
+#' fit <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = "align")
+#' plot(fit)
+#' plot(fit, which = "kernel")
+#' @export
+plot.kmaha_fit <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
+                           col = NULL, ...) {
+  which <- match.arg(which)
+  if (which == "embedding") {
+    plot_embedding(x$embedding, x$y, dims, col,
+                   main = sprintf("%s%s embedding",
+                                  if (is.null(x$kpca)) "" else "K", x$learner_label), ...)
+    return(invisible(x))
+  }
+  ch <- x$kernel_choice
+  if (!is.null(ch$alignment)) {
+    plot(ch$alignment, ...)
+  } else if (!is.null(ch$cv)) {
+    plot(ch$cv, ...)
+  } else {
+    stopf("`which = \"kernel\"` needs a fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
+          ch$type)
+  }
+  invisible(x)
+}

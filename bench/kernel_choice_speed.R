@@ -1,0 +1,91 @@
+# Speed of kernel choice at n = 200 (the paper's training-set size):
+#   * KNCA with 5-fold CV over the 21 scaled RBF kernels (target <= 2 s on one
+#     core), against one KNCA fit with a fixed kernel measured in the same run;
+#   * kernel alignment over the 21 kernels (target <= 0.2 s), against one
+#     21-kernel Gram sum (kernel_matrix of the unweighted kernel);
+#   * the overhead of the unweighted kernel over a single kernel in kmaha()
+#     (target <= 0.1 s);
+#   * CV wall time with future::plan(multisession, workers = 2) against
+#     sequential (target >= 1.6x faster).
+# Data: 200 random rows of Ionosphere (KMAHA_DATA_DIR or mlbench), else of a
+# generated two-class problem. Run with kmaha installed, e.g.
+#   OMP_NUM_THREADS=1 Rscript bench/kernel_choice_speed.R
+suppressPackageStartupMessages(library(kmaha))
+cat("BLAS:", extSoftVersion()["BLAS"], "\n")
+cat("OMP_NUM_THREADS:", Sys.getenv("OMP_NUM_THREADS", "(unset)"), "\n")
+learner <- Sys.getenv("KMAHA_BENCH_LEARNER", "nca")
+reps <- as.integer(Sys.getenv("KMAHA_BENCH_REPS", "3"))
+
+set.seed(1)
+d <- tryCatch(kmaha_data("ionosphere"), error = function(e) NULL)
+if (is.null(d)) {
+  n <- 400
+  x_all <- matrix(rnorm(n * 10), n)
+  y_all <- factor(ifelse(rowSums(x_all[, 1:3]^2) > 3, "a", "b"))
+  cat("data: generated (ionosphere not available)\n")
+} else {
+  x_all <- as.matrix(d[, -ncol(d)])
+  y_all <- d$class
+  cat("data: ionosphere\n")
+}
+i <- sample(nrow(x_all), 200)
+x <- x_all[i, ]
+x <- x[, apply(x, 2, sd) > 0]
+y <- droplevels(y_all[i])
+xs <- scale(x)
+cat(sprintf("n = %d, D = %d, learner = %s\n", nrow(x), ncol(x), learner))
+
+timeit <- function(expr, reps) {
+  f <- function() eval.parent(substitute(expr))
+  t <- vapply(seq_len(reps), function(r) system.time(eval.parent(substitute(expr), 3))[["elapsed"]],
+              numeric(1))
+  stats::median(t)
+}
+med_time <- function(f, reps) stats::median(vapply(seq_len(reps), function(r)
+  system.time(f())[["elapsed"]], numeric(1)))
+
+res <- list()
+# 1. One fit with a fixed kernel (reference) and CV over 21 kernels.
+t_one <- med_time(function() kmaha(x, y, learner = learner, kernel = rbf_kernel(1)), reps)
+future::plan(future::sequential)
+t_cv <- med_time(function() kmaha(x, y, learner = learner, kernel = "cv", seed = 1),
+                 max(1, reps - 2))
+cat(sprintf("K%s, one fixed kernel:             %7.3f s\n", toupper(learner), t_one))
+cat(sprintf("K%s, 5-fold CV over 21 kernels:    %7.3f s  (= %.1f single fits; target <= 2 s)\n",
+            toupper(learner), t_cv, t_cv / t_one))
+
+# 2. Alignment vs one 21-kernel Gram sum.
+t_gram <- med_time(function() kernel_matrix(kernel_sum(paper_kernels()), xs), 10)
+t_align <- med_time(function() align_kernels(xs, y), 10)
+t_align_lp <- med_time(function() align_kernels(xs, y, method = "lp"), 10)
+cat(sprintf("21-kernel Gram sum (reference):   %7.3f s\n", t_gram))
+cat(sprintf("alignment QP over 21 kernels:     %7.3f s  (%.1fx the Gram sum; target <= 0.2 s)\n",
+            t_align, t_align / t_gram))
+cat(sprintf("alignment LP over 21 kernels:     %7.3f s\n", t_align_lp))
+
+# 3. Unweighted kernel overhead in kmaha() over a single kernel, with the
+#    same KPCA rank so that the learner does the same amount of work.
+one <- kmaha(x, y, learner = learner, kernel = rbf_kernel(1))
+r <- ncol(one$kpca$coords)
+t_single <- med_time(function() kmaha(x, y, learner = learner, kernel = rbf_kernel(1), rank = r), reps)
+t_unw <- med_time(function() kmaha(x, y, learner = learner, kernel = "unweighted", rank = r), reps)
+t_kpca1 <- med_time(function() kpca(xs, rbf_kernel(1), rank = r), 10)
+t_kpcau <- med_time(function() kpca(xs, kernel_sum(paper_kernels()), rank = r), 10)
+cat(sprintf("kmaha single kernel (rank %d):     %7.3f s\n", r, t_single))
+cat(sprintf("kmaha unweighted (rank %d):        %7.3f s  (overhead %+.3f s; target <= 0.1 s)\n",
+            r, t_unw, t_unw - t_single))
+cat(sprintf("  of which KPCA: single %.3f s, unweighted %.3f s (overhead %+.3f s)\n",
+            t_kpca1, t_kpcau, t_kpcau - t_kpca1))
+
+# 4. CV sequential vs multisession (2 workers).
+cv_time <- function() system.time(cv_kernel(xs, y, learner, paper_kernels(), folds = 5,
+                                            seed = 1))[["elapsed"]]
+future::plan(future::sequential)
+t_seq <- stats::median(replicate(max(1, reps - 2), cv_time()))
+future::plan(future::multisession, workers = 2)
+invisible(cv_kernel(xs, y, learner, paper_kernels()[1:2], folds = 2, seed = 1))  # warm-up
+t_par <- stats::median(replicate(max(1, reps - 2), cv_time()))
+future::plan(future::sequential)
+cat(sprintf("CV sequential:                    %7.3f s\n", t_seq))
+cat(sprintf("CV multisession, 2 workers:       %7.3f s  (speed-up %.2fx; target >= 1.6x)\n",
+            t_par, t_seq / t_par))
