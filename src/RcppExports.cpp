@@ -12,6 +12,19 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_alignment_products
+Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p);
+RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernels(kernelsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_dne_neighbors
 Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram);
 RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP) {
@@ -220,6 +233,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 4},
     {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 4},
     {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 3},
     {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 5},
