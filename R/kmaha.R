@@ -142,7 +142,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
       kern <- choice$kernel
     },
     cv = {
-      cv <- cv_kernel(xs, y, lrn$fun, kernels, folds = cv_folds, k = k,
+      cv <- cv_kernel(xs, y, learner, kernels, folds = cv_folds, k = k,
                       learner_args = learner_args, neighbors = neighbors,
                       rank = rank, tol = tol, seed = seed)
       cv$learner <- lrn$label

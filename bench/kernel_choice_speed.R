@@ -35,12 +35,6 @@ y <- droplevels(y_all[i])
 xs <- scale(x)
 cat(sprintf("n = %d, D = %d, learner = %s\n", nrow(x), ncol(x), learner))
 
-timeit <- function(expr, reps) {
-  f <- function() eval.parent(substitute(expr))
-  t <- vapply(seq_len(reps), function(r) system.time(eval.parent(substitute(expr), 3))[["elapsed"]],
-              numeric(1))
-  stats::median(t)
-}
 med_time <- function(f, reps) stats::median(vapply(seq_len(reps), function(r)
   system.time(f())[["elapsed"]], numeric(1)))
 

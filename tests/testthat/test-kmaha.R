@@ -151,6 +151,15 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
                seed = 4)
   expect_identical(fc1$kernel_choice$cv$accuracy, fc2$kernel_choice$cv$accuracy)
   expect_identical(fc1$kernel, kk[[fc1$kernel_choice$cv$best]])
+  direct <- cv_kernel(scale(as.matrix(x)), y, "dne", kk, folds = 3, seed = 4)
+  expect_identical(fc1$kernel_choice$cv$accuracy, direct$accuracy)
+  # the built-in learner runs on the KPCA coordinates as given (scale = FALSE)
+  tr <- direct$folds != 1
+  kp <- kpca(scale(as.matrix(x))[tr, ], kk[[1]])
+  d1 <- dne(kp$coords, y[tr], scale = FALSE)
+  zte <- predict(kp, scale(as.matrix(x))[!tr, ]) %*% t(transform_matrix(d1))
+  acc1 <- mean(knn_classify(d1$embedding, y[tr], zte, k = 1)$class == y[!tr])
+  expect_equal(unname(direct$accuracy[1, 1]), acc1)
   expect_identical(nrow(fc1$kernel_choice$cv$curve), 3L)
   # "linear" is the original learner on the standardized inputs
   lin <- kmaha(x, y, learner = "dne", kernel = "linear")
