@@ -197,6 +197,43 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_lmnn_fit
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type init(initSEXP);
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type solver(solverSEXP);
+    Rcpp::traits::input_parameter< int >::type refresh(refreshSEXP);
+    Rcpp::traits::input_parameter< double >::type slack(slackSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lmnn_objective
+Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form);
+RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type map(mapSEXP);
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< std::string >::type form(formSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nca_objective
 Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block);
 RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP) {
@@ -247,6 +284,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
     {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 12},
+    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 7},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 7},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
