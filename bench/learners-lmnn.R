@@ -1,7 +1,10 @@
 # LMNN speed and memory on Satellite (D = 36, k = 3).
 #
 # Each training size n runs in a fresh Rscript so that the peak resident
-# memory (VmHWM from /proc/self/status) belongs to that fit alone.  Reports
+# memory (VmHWM from /proc/self/status) belongs to that fit alone: peak_MB is
+# the whole process after lmnn() (base_MB before it), solver_MB the peak
+# increase during the LMNN solver alone (a third fresh process that only
+# reads the scaled inputs and the targets).  Reports
 # fit seconds (elapsed and CPU), peak memory, iterations, convergence, test
 # accuracy of 1-NN in the learned metric (and Euclidean 1-NN for reference),
 # and the speed ratio against mlpack 4.7's LMNN measured on this machine
@@ -52,10 +55,40 @@ child <- function(n) {
   prep <- fit$prep
   sc <- function(z) sweep(sweep(z, 2, prep$center), 2, prep$scale, "/")
   eu <- mean(knn_classify(sc(x[tr, ]), y[tr], sc(x[te, ]), k = 1)$class == y[te])
-  cat(sprintf("RESULT %d %.3f %.3f %.1f %.1f %d %s %.4f %.4f %d %s\n", n,
+  # Memory of the LMNN solver alone: a second fresh process that only reads
+  # the scaled inputs and the targets and runs the solver.
+  f_in <- tempfile(fileext = ".rds")
+  saveRDS(list(x = sc(x[tr, ]), y = as.integer(y[tr]), tg = fit$targets), f_in)
+  script <- normalizePath(sub("^--file=", "",
+    grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+  out <- system2(file.path(R.home("bin"), "Rscript"), script, stdout = TRUE,
+                 stderr = FALSE, env = paste0("LMNN_BENCH_CORE=", f_in))
+  core_mb <- as.numeric(sub("^CORE ", "", grep("^CORE", out, value = TRUE)))
+  unlink(f_in)
+  cat(sprintf("RESULT %d %.3f %.3f %.1f %.1f %d %s %.4f %.4f %d %s %.1f\n", n,
               t1[["elapsed"]], t1[["user.self"]] + t1[["sys.self"]], peak_mb,
               base_mb, fit$convergence$iterations, fit$convergence$converged,
-              acc, eu, as.integer(fit$impostors), source))
+              acc, eu, as.integer(fit$impostors), source, core_mb))
+}
+
+core_child <- function(f_in) {
+  lib <- Sys.getenv("KMAHA_LIB")
+  if (nzchar(lib)) library(kmaha, lib.loc = lib) else library(kmaha)
+  d <- readRDS(f_in)
+  hwm <- function() {
+    s <- readLines("/proc/self/status")
+    as.numeric(gsub("[^0-9]", "", s[grepl("^VmHWM", s)])) / 1024
+  }
+  gc()
+  before <- hwm()
+  kmaha:::cpp_lmnn_fit(d$x, d$y, d$tg, diag(ncol(d$x)), 0.5, 0, 1000L, 1e-7,
+                       "M", 10L, 0.2, FALSE)
+  cat(sprintf("CORE %.1f\n", hwm() - before))
+}
+
+if (nzchar(Sys.getenv("LMNN_BENCH_CORE"))) {
+  core_child(Sys.getenv("LMNN_BENCH_CORE"))
+  quit(save = "no")
 }
 
 if (nzchar(Sys.getenv("LMNN_BENCH_CHILD"))) {
@@ -79,7 +112,8 @@ rows <- lapply(sizes, function(n) {
              peak_MB = as.numeric(r[5]), base_MB = as.numeric(r[6]),
              iterations = as.integer(r[7]), converged = as.logical(r[8]),
              acc_lmnn = as.numeric(r[9]), acc_euclid = as.numeric(r[10]),
-             impostor_pairs = as.integer(r[11]), data = r[12])
+             impostor_pairs = as.integer(r[11]), solver_MB = as.numeric(r[13]),
+             data = r[12])
 })
 res <- do.call(rbind, rows)
 res$mlpack_s <- mlpack_sec[as.character(res$n)]

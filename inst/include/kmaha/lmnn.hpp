@@ -15,16 +15,22 @@
 // Two solvers:
 //  * solve_M: the convex problem over M (D x D, PSD): projected sub-gradient
 //    steps (projection = eigendecomposition with negative eigenvalues
-//    clipped) with Nesterov momentum, an adaptive step size (grow after a
-//    decrease, undo after an increase: restart the momentum, or halve the
-//    step when a plain step failed; after a plain step succeeds the step is
-//    doubled while that helps), an active set of impostor pairs refreshed
-//    periodically by a blocked all-pairs search, and a change of variables
-//    that whitens the pull term (see solve_M).  Convergence is declared only
+//    clipped) with Nesterov momentum and an adaptive step size (grow after
+//    an accepted step; after a rejected one undo it and restart the momentum,
+//    or halve the step when a plain step failed; after a plain step succeeds
+//    the step is doubled while that helps), non-monotone acceptance over a
+//    short window, a change of variables that whitens the pull term (see
+//    solve_M), and a continuation on a smoothed hinge (quadratic within eps
+//    of the kink; eps = 0.5, 0.05, then the exact hinge) so that the
+//    iterates do not stall at kinks.  Impostors live in an active set of
+//    pairs refreshed periodically by a blocked all-pairs search; a refresh
+//    that shows a higher objective than the previous one sends the solver
+//    back there with the union of both sets.  Convergence is declared only
 //    after a full refresh finds no violating pair missing from the set.
 //  * solve_L: the low-rank problem over L (d x D, M = L'L) handed to a
 //    quasi-Newton minimiser supplied by the caller (L-BFGS in the R glue),
-//    restarted after each refresh of the active set.
+//    restarted after each refresh of the active set, with the same smoothing
+//    stages and refresh safeguard.
 //
 // Impostor pairs (i, l) (y_l != y_i) are kept, not triples: each pair is
 // combined with the k targets of i when the objective is evaluated.  No n x n
@@ -422,9 +428,8 @@ inline arma::mat psd_project(arma::mat& M) {
   return L;
 }
 
-// Does a fresh impostor search at L change the active-set objective?  Returns
-// the new set and its evaluation; `missed` tells whether the old set lacked
-// violating pairs.
+// a > b beyond rounding (used to compare objectives before and after a
+// refresh of the active set).
 inline bool relative_gt(double a, double b) {
   return a > b + 1e-12 * std::max(1.0, std::abs(b));
 }
