@@ -18,18 +18,28 @@
 #'
 #' **Solvers.** `solver = "M"` (the default for a full-rank metric) solves the
 #' convex problem over \eqn{M}: projected sub-gradient steps (negative
-#' eigenvalues clipped) with an adaptive step size, on an active set of
-#' impostor pairs that is refreshed by an exhaustive blocked search every 10
-#' iterations (less often while refreshes find nothing new) and always before
-#' convergence is declared, so the reported objective is exact. The map
+#' eigenvalues clipped) with Nesterov momentum and an adaptive step size
+#' (it grows after a successful step; after a failed step the move is undone
+#' and the momentum restarted, or the step halved), in coordinates whitened
+#' by the pull term (a change of variables that keeps the problem convex but
+#' conditions it far better). The hinge is first smoothed (quadratic within
+#' 0.5 of the kink, then 0.05) and the final stage uses the exact hinge, so
+#' the iterates do not stall at kinks. Impostors are tracked in an active set
+#' of pairs, refreshed by an exhaustive blocked search every 10 iterations
+#' (less often while refreshes find nothing new, sooner when \eqn{M} moves
+#' by more than 25%); if a refresh shows that the objective rose because of
+#' impostors missing from the set, the solver returns to the previous refresh
+#' point with both sets. Convergence is declared only after a refresh finds
+#' no violating pair missing, so the reported objective is exact. The map
 #' returned is \eqn{L = \Lambda^{1/2} V^\top} from the eigendecomposition of
 #' \eqn{M} (rows for non-negligible eigenvalues; the top `dim` when `dim` is
 #' smaller than the number of features). `solver = "L"` (the default when
 #' `dim` is smaller than the number of features) minimises the same objective
-#' over a `dim` x D map \eqn{L} by L-BFGS, restarted after each refresh of the
-#' active set; this problem is not convex. For `"M"`, an iteration is one
-#' sub-gradient step; for `"L"`, one objective and gradient evaluation.
-#' Memory stays linear in the number of points (no n x n matrix is stored).
+#' over a `dim` x D map \eqn{L} by L-BFGS with the same smoothing stages,
+#' restarted after each refresh of the active set; this problem is not
+#' convex. For `"M"`, an iteration is one sub-gradient step; for `"L"`, one
+#' objective and gradient evaluation. Memory stays linear in the number of
+#' points: no n x n matrix is stored.
 #'
 #' **Small classes.** A class with fewer than `k + 1` members gives its points
 #' as many target neighbours as it has other members (none for a singleton,
@@ -63,7 +73,8 @@
 #' @param ... Further arguments passed to `lmnn.default()`.
 #' @return An object of class `c("kmaha_lmnn", "kmaha_linear")` (see
 #'   [predict.kmaha_linear()]) with, besides the common fields, `M` (the
-#'   learned metric on the preprocessed inputs), `targets` (the target
+#'   metric found by the solver, on the preprocessed inputs, before any
+#'   truncation to `dim` rows), `targets` (the target
 #'   neighbours used), `solver`, `impostors` (impostor pairs in the final
 #'   active set) and `active_triples` (triples with a positive hinge at the
 #'   solution).

@@ -15,16 +15,22 @@
 // Two solvers:
 //  * solve_M: the convex problem over M (D x D, PSD): projected sub-gradient
 //    steps (projection = eigendecomposition with negative eigenvalues
-//    clipped) with Nesterov momentum, an adaptive step size (grow after a
-//    decrease, undo after an increase: restart the momentum, or halve the
-//    step when a plain step failed; after a plain step succeeds the step is
-//    doubled while that helps), an active set of impostor pairs refreshed
-//    periodically by a blocked all-pairs search, and a change of variables
-//    that whitens the pull term (see solve_M).  Convergence is declared only
+//    clipped) with Nesterov momentum and an adaptive step size (grow after
+//    an accepted step; after a rejected one undo it and restart the momentum,
+//    or halve the step when a plain step failed; after a plain step succeeds
+//    the step is doubled while that helps), non-monotone acceptance over a
+//    short window, a change of variables that whitens the pull term (see
+//    solve_M), and a continuation on a smoothed hinge (quadratic within eps
+//    of the kink; eps = 0.5, 0.05, then the exact hinge) so that the
+//    iterates do not stall at kinks.  Impostors live in an active set of
+//    pairs refreshed periodically by a blocked all-pairs search; a refresh
+//    that shows a higher objective than the previous one sends the solver
+//    back there with the union of both sets.  Convergence is declared only
 //    after a full refresh finds no violating pair missing from the set.
 //  * solve_L: the low-rank problem over L (d x D, M = L'L) handed to a
 //    quasi-Newton minimiser supplied by the caller (L-BFGS in the R glue),
-//    restarted after each refresh of the active set.
+//    restarted after each refresh of the active set, with the same smoothing
+//    stages and refresh safeguard.
 //
 // Impostor pairs (i, l) (y_l != y_i) are kept, not triples: each pair is
 // combined with the k targets of i when the objective is evaluated.  No n x n
@@ -250,13 +256,13 @@ struct push_accum {
   const arma::mat* F;  // nullptr: value only
   arma::mat* Q;
   double eps;
-  arma::mat wt;
+  arma::mat& wt;
   double loss = 0.0, smooth = 0.0;
   std::size_t triples = 0;
 
   push_accum(const problem& P_, const arma::mat& dt_, const arma::mat* F_,
-             arma::mat* Q_, double eps_)
-      : P(P_), dt(dt_), F(F_), Q(Q_), eps(eps_) {
+             arma::mat* Q_, double eps_, arma::mat& wt_)
+      : P(P_), dt(dt_), F(F_), Q(Q_), eps(eps_), wt(wt_) {
     if (F) wt.zeros(dt.n_rows, dt.n_cols);
   }
 
@@ -330,20 +336,31 @@ struct eval_out {
   std::size_t triples = 0;
 };
 
+// Scratch matrices reused across evaluations (avoids reallocating n-sized
+// buffers at every step).
+struct workspace {
+  arma::mat Zt, dt, Q, wt;
+  arma::vec thr;
+};
+
 inline eval_out evaluate(const problem& P, const arma::mat& L,
                          const active_set* A, arma::mat* gradM,
                          arma::mat* gradL, double eps = 0.0,
                          arma::uword block = 256,
-                         const interrupt_fn& interrupt = no_interrupt) {
-  const arma::mat Zt = L * P.Xt;
-  arma::mat dt;
-  arma::vec thr;
+                         const interrupt_fn& interrupt = no_interrupt,
+                         workspace* ws = nullptr) {
+  workspace local;
+  workspace& w = ws ? *ws : local;
+  arma::mat& Zt = w.Zt;
+  arma::mat& dt = w.dt;
+  arma::vec& thr = w.thr;
+  Zt = L * P.Xt;
   target_distances(P, Zt, dt, thr);
   // Laplacian source: x-differences for the M gradient, z-differences for L.
   const arma::mat* F = gradM ? &P.Xt : (gradL ? &Zt : nullptr);
-  arma::mat Q;
+  arma::mat& Q = w.Q;
   if (F) Q.zeros(F->n_rows, F->n_cols);
-  push_accum acc(P, dt, F, F ? &Q : nullptr, eps);
+  push_accum acc(P, dt, F, F ? &Q : nullptr, eps, w.wt);
   if (A) {
     for (std::size_t p = 0; p < A->size(); ++p) {
       const arma::uword i = A->i[p], l = A->l[p];
@@ -411,9 +428,8 @@ inline arma::mat psd_project(arma::mat& M) {
   return L;
 }
 
-// Does a fresh impostor search at L change the active-set objective?  Returns
-// the new set and its evaluation; `missed` tells whether the old set lacked
-// violating pairs.
+// a > b beyond rounding (used to compare objectives before and after a
+// refresh of the active set).
 inline bool relative_gt(double a, double b) {
   return a > b + 1e-12 * std::max(1.0, std::abs(b));
 }
@@ -456,6 +472,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   const arma::uword D = P.Xt.n_rows, n = P.Xt.n_cols;
   if (M.n_rows != D || M.n_cols != D) throw error("lmnn: initial M has wrong size");
   arma::mat L = psd_project(M);
+  workspace ws;
   auto refresh = [&](const arma::mat& Lc) {
     const arma::mat Zt = Lc * P.Xt;
     arma::mat dt;
@@ -467,7 +484,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   active_set A = refresh(L);
   arma::mat G;
   double eps = o.smooth0;  // smoothing of the hinge (continuation to 0)
-  eval_out ev = evaluate(P, L, &A, &G, nullptr, eps);
+  eval_out ev = evaluate(P, L, &A, &G, nullptr, eps, o.block, interrupt, &ws);
   double f = ev.value;
   // the last refresh point: exact objective there
   arma::mat M_ref = M, L_ref = L;
@@ -494,7 +511,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
     if (beta > 0.0) Mn += beta * (M - Mprev);
     arma::mat Ln = psd_project(Mn);
     arma::mat Gn;
-    eval_out en = evaluate(P, Ln, &A, &Gn, nullptr, eps);
+    eval_out en = evaluate(P, Ln, &A, &Gn, nullptr, eps, o.block, interrupt, &ws);
     ++res.evaluations;
     if (beta == 0.0 && en.value <= f && o.expand > 0) {
       // A plain step succeeded (start, or after a restart): double the step
@@ -503,7 +520,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
         arma::mat Mt = M - 2.0 * alpha * G;
         arma::mat Lt = psd_project(Mt);
         arma::mat Gt;
-        const eval_out et = evaluate(P, Lt, &A, &Gt, nullptr, eps);
+        const eval_out et = evaluate(P, Lt, &A, &Gt, nullptr, eps, o.block, interrupt, &ws);
         ++res.evaluations;
         if (!(et.value < en.value)) break;
         alpha *= 2.0;
@@ -559,14 +576,14 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
       }
       active_set An = refresh(L);
       arma::mat Gr;
-      const eval_out er = evaluate(P, L, &An, &Gr, nullptr, eps);
+      const eval_out er = evaluate(P, L, &An, &Gr, nullptr, eps, o.block, interrupt, &ws);
       since = 0;
       if (relative_gt(er.value, f_ref)) {
         // missed impostors made the exact objective rise: go back
         A = merge_sets(A, An, n);
         M = M_ref;
         L = L_ref;
-        ev = evaluate(P, L, &A, &G, nullptr, eps);
+        ev = evaluate(P, L, &A, &G, nullptr, eps, o.block, interrupt, &ws);
         f = ev.value;
         alpha *= o.shrink;
         tk = 1.0;
@@ -592,7 +609,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
           if (small && eps > 0.0) {
             // next continuation stage: less smoothing (finally none)
             eps = eps > o.smooth_min ? eps * o.smooth_factor : 0.0;
-            ev = evaluate(P, L, &A, &G, nullptr, eps);
+            ev = evaluate(P, L, &A, &G, nullptr, eps, o.block, interrupt, &ws);
             f = ev.value;
             f_ref = f;
             stall = 0;
@@ -623,10 +640,10 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
     eps = 0.0;
     arma::mat Gr;
     A = refresh(L);
-    ev = evaluate(P, L, &A, &Gr, nullptr, eps);
+    ev = evaluate(P, L, &A, &Gr, nullptr, eps, o.block, interrupt, &ws);
     f = ev.value;
     active_set Ar = refresh(L_ref);
-    const eval_out er = evaluate(P, L_ref, &Ar, &Gr, nullptr, eps);
+    const eval_out er = evaluate(P, L_ref, &Ar, &Gr, nullptr, eps, o.block, interrupt, &ws);
     if (er.value < f) {
       M = M_ref;
       L = L_ref;
@@ -702,6 +719,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   result res;
   const arma::uword D = P.Xt.n_rows, d = L.n_rows;
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
+  workspace ws;
   auto refresh = [&](const arma::mat& Lc) {
     const arma::mat Zt = Lc * P.Xt;
     arma::mat dt;
@@ -710,11 +728,15 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
     ++res.refreshes;
     return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
   };
+  const arma::uword n = P.Xt.n_cols;
+  double eps = o.smooth0;  // smoothing of the hinge (continuation to 0)
   active_set A = refresh(L);
-  eval_out ev = evaluate(P, L, &A, nullptr, nullptr);
+  eval_out ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
   double f = ev.value;
-  res.trace.push_back(f);
-  progress(0, f, 0.0, A.size());
+  arma::mat L_ref = L;  // last refresh point and its objective
+  double f_ref = f;
+  res.trace.push_back(ev.exact);
+  progress(0, ev.exact, 0.0, A.size());
   unsigned used = 0;
   bool converged = false;
   std::string msg;
@@ -722,31 +744,54 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
     auto fg = [&](const arma::vec& x, arma::vec& g) {
       const arma::mat Lx(const_cast<double*>(x.memptr()), d, D, false, true);
       arma::mat GL;
-      const eval_out e = evaluate(P, Lx, &A, nullptr, &GL);
+      const eval_out e = evaluate(P, Lx, &A, nullptr, &GL, eps, o.block, interrupt, &ws);
+      res.trace.push_back(e.exact);
       g = arma::vectorise(GL);
       return e.value;
     };
     const unsigned budget = std::min(o.inner, o.max_iter - used);
     inner_result ir = minimize(fg, arma::vectorise(L), budget);
     used += std::max(1u, ir.evaluations);
-    res.trace.insert(res.trace.end(), ir.trace.begin(), ir.trace.end());
     arma::mat Ln = arma::reshape(ir.par, d, D);
-    const eval_out eo = evaluate(P, Ln, &A, nullptr, nullptr);
+    const eval_out eo = evaluate(P, Ln, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
     // keep the better of old and new (the minimiser returns its best point)
     if (eo.value <= f) {
       L = std::move(Ln);
       f = eo.value;
     }
     active_set An = refresh(L);
-    const eval_out er = evaluate(P, L, &An, nullptr, nullptr);
+    const eval_out er = evaluate(P, L, &An, nullptr, nullptr, eps, o.block, interrupt, &ws);
+    interrupt();
+    if (relative_gt(er.value, f_ref)) {
+      // missed impostors made the objective rise: go back with both sets
+      A = merge_sets(A, An, n);
+      L = L_ref;
+      ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
+      f = ev.value;
+      res.trace.push_back(ev.exact);
+      continue;
+    }
     const bool missed = relative_gt(er.value, f);
     A = std::move(An);
     f = er.value;
     ev = er;
-    res.trace.push_back(f);
-    progress(used, f, 0.0, A.size());
-    interrupt();
+    L_ref = L;
+    f_ref = f;
+    res.trace.push_back(ev.exact);
+    progress(used, ev.exact, 0.0, A.size());
     if (!missed && ir.stopped) {
+      if (eps > 0.0) {
+        // next continuation stage: less smoothing (finally none)
+        // (no triple with a positive hinge: smoothing changes nothing here)
+        eps = (eps > o.smooth_min && ev.triples > 0) ? eps * o.smooth_factor : 0.0;
+        ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
+        f = ev.value;
+        f_ref = f;
+        if (ev.triples > 0) continue;
+        converged = true;
+        msg = ir.message;
+        break;
+      }
       converged = true;
       msg = ir.message;
       break;
@@ -756,7 +801,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   res.L = L;
   res.M = L.t() * L;
   res.iterations = used;
-  res.objective = f;
+  res.objective = ev.exact;
   res.converged = converged;
   res.message = msg;
   res.active_pairs = A.size();
