@@ -98,11 +98,17 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
   std::vector<arma::uword> row(k);
   for (arma::uword s = 0; s < n; s += block) {
     const arma::uword e = std::min(n, s + block);
-    arma::mat B = X.rows(s, e - 1) * X.t();
-    B *= -2.0;
-    B.each_row() += xx.t();
-    B.each_col() += xx.subvec(s, e - 1);
-    arma::mat Bt = B.t();
+    // n x (e-s) block, one contiguous column per query point (no transpose
+    // copy), through Eigen's blocked product as in knn_search().
+    arma::mat Bt(n, e - s);
+    {
+      const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), n, X.n_cols);
+      Eigen::Map<Eigen::MatrixXd> Be(Bt.memptr(), n, e - s);
+      Be.noalias() = Xe * Xe.middleRows(s, e - s).transpose();
+    }
+    Bt *= -2.0;
+    Bt.each_col() += xx;
+    Bt.each_row() += xx.subvec(s, e - 1).t();
     for (arma::uword q = 0; q < e - s; ++q) {
       const arma::uword qi = s + q;
       const arma::uword cq = y[qi];
