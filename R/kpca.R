@@ -22,9 +22,10 @@
 #' Proposition "parseval"), so 1-NN on the coordinates is 1-NN in feature
 #' space.
 #'
-#' **Solvers.** `"full"` uses LAPACK's symmetric eigensolver `dsyevr` (the
-#' one behind [eigen()]): every eigenpair, or only the top `rank` when
-#' `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
+#' **Solvers.** `"full"` reduces \eqn{K_c} to tridiagonal form (Eigen),
+#' solves the tridiagonal problem with LAPACK's MRRR solver `dstevr` and
+#' back-transforms only the eigenvectors that are kept: every component, or
+#' only the top `rank` when `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
 #' Lanczos solver of the Spectra library, never forming \eqn{K_c}; it needs
 #' `rank`. `"auto"` uses `"truncated"` when `rank` is given, `n >= 200` and
 #' `rank < n / 10`, and `"full"` otherwise (where the full decomposition is
