@@ -27,9 +27,10 @@
 #' back-transforms only the eigenvectors that are kept: every component, or
 #' only the top `rank` when `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
 #' Lanczos solver of the Spectra library, never forming \eqn{K_c}; it needs
-#' `rank`. `"auto"` uses `"truncated"` when `rank` is given, `n >= 200` and
-#' `rank < n / 10`, and `"full"` otherwise (where the full decomposition is
-#' cheap or the Lanczos iterations stop paying off). If the Lanczos
+#' `rank`. `"auto"` uses `"truncated"` when `rank` is given and either
+#' `n >= 200` and `rank < n / 10`, or `n >= 500` and `rank < n / 5`; and
+#' `"full"` otherwise, where the full decomposition is as fast (measured in
+#' `bench/kpca.R`) and exact. If the Lanczos
 #' iterations do not converge, the full solver is used instead (with a
 #' warning). Component signs are fixed so that the largest-magnitude entry
 #' of each eigenvector is positive, so both solvers return the same
