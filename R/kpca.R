@@ -20,7 +20,9 @@
 #' equal the feature-space distances
 #' \eqn{k(x_i, x_i) + k(x_j, x_j) - 2k(x_i, x_j)} (the paper's
 #' Proposition "parseval"), so 1-NN on the coordinates is 1-NN in feature
-#' space.
+#' space. The components dropped by `tol` change squared distances by at
+#' most twice the sum of their eigenvalues; use a smaller `tol` (e.g.
+#' `1e-12`) for distances exact to rounding.
 #'
 #' **Solvers.** `"full"` reduces \eqn{K_c} to tridiagonal form (Eigen),
 #' solves the tridiagonal problem with LAPACK's MRRR solver `dstevr` and

@@ -36,6 +36,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 #include <Eigen/Core>
 #include <Eigen/Householder>
@@ -175,15 +176,17 @@ inline void zero_gram_error() {
 }
 
 // Fill r's components from descending eigenpairs (lambda, V), keeping the
-// first `r_keep`.
+// first `r_keep`.  V is taken by value so that callers can move it in; the
+// projection is built in its memory.
 inline void set_components(kpca_result& r, const arma::vec& lambda,
-                           const arma::mat& V, arma::uword r_keep) {
+                           arma::mat V, arma::uword r_keep) {
   r.eigenvalues = lambda.head(r_keep);
-  arma::mat Vk = V.head_cols(r_keep);
-  fix_signs(Vk);
+  if (V.n_cols != r_keep) V.resize(V.n_rows, r_keep);
+  fix_signs(V);
   const arma::rowvec sq = arma::sqrt(r.eigenvalues).t();
-  r.coords = Vk.each_row() % sq;
-  r.projection = Vk.each_row() / sq;
+  r.coords = V.each_row() % sq;
+  V.each_row() /= sq;
+  r.projection = std::move(V);
 }
 
 // Eigenpairs of the symmetric tridiagonal matrix (diagonal d, off-diagonal
@@ -262,12 +265,16 @@ inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
   const arma::uword r_keep = n_keep(lambda, tol, rank);
   Eigen::MatrixXd Zk = Z.rightCols(r_keep).rowwise().reverse();
   Z.resize(0, 0);
-  Eigen::HouseholderSequence<Eigen::MatrixXd, Eigen::VectorXd> Q(A, hcoeffs);
-  Q.setLength(en - 1).setShift(1);
-  Q.applyThisOnTheLeft(Zk);
+  {
+    Eigen::HouseholderSequence<Eigen::MatrixXd, Eigen::VectorXd> Q(A, hcoeffs);
+    Q.setLength(en - 1).setShift(1);
+    Q.applyThisOnTheLeft(Zk);
+  }
+  A.resize(0, 0);
   interrupt();
-  const arma::mat V(Zk.data(), n, r_keep);
-  set_components(r, lambda, V, r_keep);
+  arma::mat V(Zk.data(), n, r_keep);
+  Zk.resize(0, 0);
+  set_components(r, lambda, std::move(V), r_keep);
   r.method = "full";
 }
 
@@ -289,9 +296,9 @@ inline bool kpca_truncated(const arma::mat& K, double tol, arma::uword rank,
   const Eigen::VectorXd ev = eigs.eigenvalues();
   const Eigen::MatrixXd evec = eigs.eigenvectors();
   const arma::vec lambda(ev.data(), ev.size());
-  const arma::mat V(evec.data(), evec.rows(), evec.cols());
+  arma::mat V(evec.data(), evec.rows(), evec.cols());
   if (!(lambda[0] > zero_cut)) zero_centred_error();
-  set_components(r, lambda, V, n_keep(lambda, tol, rank));
+  set_components(r, lambda, std::move(V), n_keep(lambda, tol, rank));
   r.method = "truncated";
   return true;
 }
