@@ -144,8 +144,11 @@ align_qp <- function(Sn, bn) {
   if (is.null(sol)) {
     stopf("The alignment QP could not be solved: the Gram matrices of `kernels` are numerically degenerate.")
   }
+  # Round-off leaves tiny positive weights on inactive kernels: zero those
+  # below 1e-9 of the largest, then restore gamma'b' = 1 exactly.
   gamma <- pmax(sol$solution, 0)
-  gamma <- gamma / sum(gamma * bn)   # exact feasibility after clipping
+  gamma[gamma < 1e-9 * max(gamma)] <- 0
+  gamma <- gamma / sum(gamma * bn)
   list(gamma = gamma, objective = drop(crossprod(gamma, Sn %*% gamma)),
        ridge = ridge, multipliers = sol$Lagrangian)
 }

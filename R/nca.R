@@ -16,7 +16,7 @@
 #' have no same-class neighbour), so tiny classes are harmless.
 #'
 #' @param x A numeric matrix or data frame of inputs, one row per
-#'   observation; for the formula method, a formula `class ~ predictors`.
+#'   observation.
 #' @param y Class labels (a factor, or a vector coerced to one).
 #' @param dim Output dimension d: `NULL` (the number of input columns D) or a
 #'   whole number between 1 and D.

@@ -52,17 +52,21 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
 
 // NCA objective and gradient at A (d x D) for inputs x (n x D, rows) and
 // 1-based class codes y.  reg = NULL: lambda ||A||_F^2, else lambda tr(A R A').
+// block = 0 and min_parallel_flops < 0 keep the core's defaults (tests set
+// them to exercise small blocks and threads on small problems).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A, double lambda,
                              Rcpp::Nullable<Rcpp::NumericMatrix> reg,
-                             int threads, int block = 0) {
+                             int threads, int block = 0,
+                             double min_parallel_flops = -1.0) {
   arma::mat R;
   if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  const kmaha::nca_objective obj(x, zero_based(y), lambda,
-                                 reg.isNotNull() ? &R : nullptr, threads,
-                                 static_cast<arma::uword>(std::max(block, 0)),
-                                 kmaha_glue::r_interrupt());
+  kmaha::nca_objective obj(x, zero_based(y), lambda,
+                           reg.isNotNull() ? &R : nullptr, threads,
+                           static_cast<arma::uword>(std::max(block, 0)),
+                           kmaha_glue::r_interrupt());
+  if (min_parallel_flops >= 0.0) obj.min_parallel_flops = min_parallel_flops;
   arma::mat G;
   const double f = obj.evaluate(A, &G);
   return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G);

@@ -13,7 +13,8 @@ nca_objective_r <- function(A, x, y, lambda = 0) {
 }
 
 nca_fg <- function(A, x, y, lambda = 0, threads = 2L, block = 0L) {
-  cpp_nca_objective(x, as.integer(factor(y)), A, lambda, NULL, threads, block)
+  # min_parallel_flops = 0: use the threads even on these small problems.
+  cpp_nca_objective(x, as.integer(factor(y)), A, lambda, NULL, threads, block, 0)
 }
 
 central_diff <- function(f, A, h = 1e-5) {
