@@ -235,8 +235,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_objective
-Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block);
-RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP) {
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -246,7 +246,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type block(blockSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block));
+    Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -286,7 +287,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 12},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 7},
-    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 7},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
 };
