@@ -31,13 +31,13 @@
 #'   `parameters`, `grid`, `fit`, `predict`, `prob`, `sort`, `levels`,
 #'   `label`).
 #' @examples
-#' m <- kmaha_caret("knca")
+#' m <- kmaha_caret("kdne")
 #' m$parameters
 #' m$grid(iris[, 1:4], iris$Species, len = 2)
 #' if (requireNamespace("caret", quietly = TRUE)) {
 #'   set.seed(1)
 #'   tuned <- caret::train(Species ~ ., data = iris, method = m,
-#'                         tuneGrid = data.frame(sigma = c(1, 5), k = 1),
+#'                         tuneGrid = data.frame(sigma = c(1, 5), targets = 3, k = 1),
 #'                         trControl = caret::trainControl(method = "cv", number = 3))
 #'   tuned$bestTune
 #' }

@@ -9,7 +9,11 @@
 #' and Kijsirikul, "On Kernelizing Mahalanobis Distance Learning Algorithms"
 #' (Neurocomputing, 2010).
 #'
+#' @name kmaha-package
+#' @aliases kmaha-package
+#' @docType package
 #' @keywords internal
 #' @useDynLib kmaha, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
-"_PACKAGE"
+#' @importFrom stats predict
+NULL

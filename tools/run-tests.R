@@ -1,6 +1,8 @@
 # Runs the testthat suite against the installed kmaha and prints the totals
 # as the last line: "N passed, N failed, N skipped".
 library(testthat)
+# Some suggested packages query the time zone on load; fix it for quiet runs.
+if (!nzchar(Sys.getenv("TZ"))) Sys.setenv(TZ = "UTC")
 res <- testthat::test_dir("tests/testthat", package = "kmaha",
                           load_package = "installed",
                           reporter = testthat::ProgressReporter$new(show_praise = FALSE),
