@@ -20,15 +20,19 @@
 #' equal the feature-space distances
 #' \eqn{k(x_i, x_i) + k(x_j, x_j) - 2k(x_i, x_j)} (the paper's
 #' Proposition "parseval"), so 1-NN on the coordinates is 1-NN in feature
-#' space.
+#' space. The components dropped by `tol` change squared distances by at
+#' most twice the sum of their eigenvalues; use a smaller `tol` (e.g.
+#' `1e-12`) for distances exact to rounding.
 #'
-#' **Solvers.** `"full"` uses LAPACK's symmetric eigensolver `dsyevr` (the
-#' one behind [eigen()]): every eigenpair, or only the top `rank` when
-#' `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
+#' **Solvers.** `"full"` reduces \eqn{K_c} to tridiagonal form (Eigen),
+#' solves the tridiagonal problem with LAPACK's MRRR solver `dstevr` and
+#' back-transforms only the eigenvectors that are kept: every component, or
+#' only the top `rank` when `rank` is given. `"truncated"` computes only the top `rank` eigenpairs with the
 #' Lanczos solver of the Spectra library, never forming \eqn{K_c}; it needs
-#' `rank`. `"auto"` uses `"truncated"` when `rank` is given, `n >= 200` and
-#' `rank < n / 10`, and `"full"` otherwise (where the full decomposition is
-#' cheap or the Lanczos iterations stop paying off). If the Lanczos
+#' `rank`. `"auto"` uses `"truncated"` when `rank` is given and either
+#' `n >= 200` and `rank < n / 10`, or `n >= 500` and `rank < n / 5`; and
+#' `"full"` otherwise, where the full decomposition is as fast (measured in
+#' `bench/kpca.R`) and exact. If the Lanczos
 #' iterations do not converge, the full solver is used instead (with a
 #' warning). Component signs are fixed so that the largest-magnitude entry
 #' of each eigenvector is positive, so both solvers return the same

@@ -12,6 +12,72 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_alignment_products
+Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p);
+RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernels(kernelsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_neighbors
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram);
+RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_graph
+Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int n);
+RcppExport SEXP _kmaha_cpp_dne_graph(SEXP sameSEXP, SEXP otherSEXP, SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_graph(same, other, n));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_fit
+Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda);
+RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kdne_fit
+Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double eps);
+RcppExport SEXP _kmaha_cpp_kdne_fit(SEXP KSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP epsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kdne_fit(K, same, other, dim, eps));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kernel_matrix
 arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y);
 RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -76,13 +142,153 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_kpca_gram
+Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_kernel
+Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method);
+RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_project
+arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
+RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type Kx(KxSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
+    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_project_kernel
+arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
+RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type newdata(newdataSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
+    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lmnn_fit
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type init(initSEXP);
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type solver(solverSEXP);
+    Rcpp::traits::input_parameter< int >::type refresh(refreshSEXP);
+    Rcpp::traits::input_parameter< double >::type slack(slackSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lmnn_objective
+Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form);
+RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type map(mapSEXP);
+    Rcpp::traits::input_parameter< double >::type mu(muSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< std::string >::type form(formSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nca_objective
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A(ASEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nca_fit
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 4},
+    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 4},
+    {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 3},
+    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 5},
+    {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 5},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 3},
     {"_kmaha_cpp_sq_dist", (DL_FUNC) &_kmaha_cpp_sq_dist, 2},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 6},
     {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
+    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 4},
+    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
+    {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
+    {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 12},
+    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 7},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
 };
 

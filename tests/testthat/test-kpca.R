@@ -160,10 +160,16 @@ test_that("the truncated solver equals the full one on the top components", {
   kr <- kpca(x, rbf_kernel(0.8), rank = 8, method = "full")
   expect_equal(kr$coords, kf$coords[, 1:8], tolerance = 1e-7)
   # "auto" picks the truncated solver only for rank < n / 10 with n >= 200
+  # (or rank < n / 5 with n >= 500)
   expect_identical(kpca(x, rbf_kernel(0.8), rank = 8)$method, "truncated")
   expect_identical(kpca(x, rbf_kernel(0.8), rank = 40)$method, "full")
   expect_identical(kpca(x, rbf_kernel(0.8))$method, "full")
   expect_identical(kpca(x_iris, rbf_kernel(0.8), rank = 5)$method, "full")
+  x6 <- rbind(x, x + 0.05)
+  expect_identical(kpca(x6, rbf_kernel(0.8), rank = 100, method = "auto")$method,
+                   "truncated")
+  expect_identical(kpca(x6, rbf_kernel(0.8), rank = 120, method = "auto")$method,
+                   "full")
 })
 
 test_that("kpca validates its arguments with clear messages", {

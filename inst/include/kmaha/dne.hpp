@@ -133,19 +133,20 @@ inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
                         arma::umat& same, arma::umat& other) {
   const arma::uword n = y.n_elem, cq = y[qi];
   const double sq_q = sq[qi];
-  arma::uword ns = 0, no = 0;
+  // lists[1]: same class, lists[0]: other classes.  Indexing by the class
+  // test instead of branching on it avoids a mispredicted branch per pair.
+  nb_entry* lists[2] = {bo.data(), bs.data()};
+  arma::uword cnt[2] = {0, 0};
+  const arma::uword* yp = y.memptr();
   for (arma::uword j = 0; j < n; ++j) {
     if (j == qi) continue;
     const double d = sq[j] + sq_q - 2.0 * c[j];
-    if (y[j] == cq) {
-      offer(bs.data(), ns, k, d, j);
-    } else {
-      offer(bo.data(), no, k, d, j);
-    }
+    const unsigned s = yp[j] == cq ? 1u : 0u;
+    offer(lists[s], cnt[s], k, d, j);
   }
   for (arma::uword t = 0; t < k; ++t) {
-    same(qi, t) = t < ns ? bs[t].j : no_neighbor;
-    other(qi, t) = t < no ? bo[t].j : no_neighbor;
+    same(qi, t) = t < cnt[1] ? bs[t].j : no_neighbor;
+    other(qi, t) = t < cnt[0] ? bo[t].j : no_neighbor;
   }
 }
 }  // namespace detail

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 #include <vector>
+#include <Eigen/Dense>
 #include "common.hpp"
 
 namespace kmaha {
@@ -53,12 +54,20 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
   std::vector<arma::uword> row(k);
   for (arma::uword s = 0; s < m; s += block) {
     const arma::uword e = std::min(m, s + block);
-    arma::mat B = Q.rows(s, e - 1) * X.t();  // (e-s) x n inner products
+    // n x (e-s) inner products, one contiguous column per query, through
+    // Eigen's blocked product (measured ~5x faster than the reference BLAS
+    // here, and independent of the BLAS R links).
+    arma::mat Bt(n, e - s);
+    {
+      const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), n, X.n_cols);
+      const Eigen::Map<const Eigen::MatrixXd> Qe(Q.memptr(), m, Q.n_cols);
+      Eigen::Map<Eigen::MatrixXd> Be(Bt.memptr(), n, e - s);
+      Be.noalias() = Xe * Qe.middleRows(s, e - s).transpose();
+    }
     const arma::vec qq = arma::sum(arma::square(Q.rows(s, e - 1)), 1);
-    B *= -2.0;
-    B.each_row() += xx.t();
-    B.each_col() += qq;
-    arma::mat Bt = B.t();  // column per query: contiguous distances
+    Bt *= -2.0;
+    Bt.each_col() += xx;
+    Bt.each_row() += qq.t();
     for (arma::uword q = 0; q < e - s; ++q) {
       const double* d = Bt.colptr(q);
       const arma::uword qi = s + q;
@@ -89,11 +98,17 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
   std::vector<arma::uword> row(k);
   for (arma::uword s = 0; s < n; s += block) {
     const arma::uword e = std::min(n, s + block);
-    arma::mat B = X.rows(s, e - 1) * X.t();
-    B *= -2.0;
-    B.each_row() += xx.t();
-    B.each_col() += xx.subvec(s, e - 1);
-    arma::mat Bt = B.t();
+    // n x (e-s) block, one contiguous column per query point (no transpose
+    // copy), through Eigen's blocked product as in knn_search().
+    arma::mat Bt(n, e - s);
+    {
+      const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), n, X.n_cols);
+      Eigen::Map<Eigen::MatrixXd> Be(Bt.memptr(), n, e - s);
+      Be.noalias() = Xe * Xe.middleRows(s, e - s).transpose();
+    }
+    Bt *= -2.0;
+    Bt.each_col() += xx;
+    Bt.each_row() += xx.subvec(s, e - 1).t();
     for (arma::uword q = 0; q < e - s; ++q) {
       const arma::uword qi = s + q;
       const arma::uword cq = y[qi];

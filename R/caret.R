@@ -1,0 +1,124 @@
+#' caret models for kmaha learners
+#'
+#' `kmaha_caret()` returns a custom-model list for [caret::train()], so the
+#' learners can be tuned and resampled in a caret workflow. caret is only
+#' suggested: the list is plain data and functions.
+#'
+#' Methods and their tuning parameters:
+#'
+#' | method    | model                                   | parameters          |
+#' |-----------|-----------------------------------------|---------------------|
+#' | `"nca"`   | [nca()]                                 | `dim`, `k`          |
+#' | `"lmnn"`  | [lmnn()]                                | `targets`, `k`      |
+#' | `"dne"`   | [dne()]                                 | `targets`, `k`      |
+#' | `"knca"`  | [kmaha()] with NCA, RBF kernel          | `sigma`, `k`        |
+#' | `"klmnn"` | [kmaha()] with LMNN, RBF kernel         | `sigma`, `targets`, `k` |
+#' | `"kdne"`  | [kmaha()] with DNE, RBF kernel          | `sigma`, `targets`, `k` |
+#'
+#' `k` is the number of neighbours of the kNN classifier, `targets` the
+#' number of target neighbours of LMNN/DNE, `dim` the output dimension of
+#' NCA and `sigma` the bandwidth of the paper's scaled RBF kernel
+#' ([rbf_kernel()]). The kernel methods use the KPCA trick. Default grids
+#' take `sigma` from [paper_sigmas()] around 1, `k` from 1, 3, 5, ...
+#' Inputs are standardized on each training resample. Class levels must be
+#' valid R names when `classProbs = TRUE` (a caret requirement).
+#'
+#' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
+#'   `"kdne"`.
+#' @param ... Further fixed arguments passed to the learner, e.g.
+#'   `max_iter = 100` for NCA.
+#' @return A list in caret's custom-model format (`library`, `type`,
+#'   `parameters`, `grid`, `fit`, `predict`, `prob`, `sort`, `levels`,
+#'   `label`).
+#' @examples
+#' m <- kmaha_caret("knca")
+#' m$parameters
+#' m$grid(iris[, 1:4], iris$Species, len = 2)
+#' if (requireNamespace("caret", quietly = TRUE)) {
+#'   set.seed(1)
+#'   tuned <- caret::train(Species ~ ., data = iris, method = m,
+#'                         tuneGrid = data.frame(sigma = c(1, 5), k = 1),
+#'                         trControl = caret::trainControl(method = "cv", number = 3))
+#'   tuned$bestTune
+#' }
+#' @export
+kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"),
+                        ...) {
+  method <- match.arg(method)
+  fixed <- list(...)
+  kernelized <- method %in% c("knca", "klmnn", "kdne")
+  base <- sub("^k(nca|lmnn|dne)$", "\\1", method)
+  params <- switch(method,
+    nca = c("dim", "k"),
+    lmnn = , dne = c("targets", "k"),
+    knca = c("sigma", "k"),
+    klmnn = , kdne = c("sigma", "targets", "k"))
+  labels <- c(dim = "Output dimension", k = "Neighbours (kNN)",
+              targets = "Target neighbours", sigma = "RBF sigma (scaled)")
+  parameters <- data.frame(parameter = params, class = "numeric",
+                           label = unname(labels[params]))
+
+  grid <- function(x, y, len = NULL, search = "grid") {
+    len <- if (is.null(len)) 3L else max(1L, as.integer(len))
+    D <- ncol(x)
+    ks <- seq(1L, by = 2L, length.out = len)
+    sig <- paper_sigmas()
+    centre <- which(sig == 1)
+    if (search == "random") {
+      g <- data.frame(k = sample(ks, len, replace = TRUE))
+      if ("sigma" %in% params) g$sigma <- sample(sig[5:17], len, replace = TRUE)
+      if ("targets" %in% params) g$targets <- sample(1:5, len, replace = TRUE)
+      if ("dim" %in% params) g$dim <- sample(seq_len(D), len, replace = TRUE)
+      return(unique(g[, params, drop = FALSE]))
+    }
+    vals <- list(
+      dim = unique(c(D, max(1L, D %/% 2L)))[seq_len(min(len, 2L))],
+      k = ks,
+      targets = c(3L, 1L, 5L)[seq_len(min(len, 3L))],
+      sigma = sig[pmin(length(sig), pmax(1L, centre + seq(-(len %/% 2L), length.out = len)))])
+    expand.grid(vals[params], KEEP.OUT.ATTRS = FALSE)
+  }
+
+  fit <- function(x, y, wts, param, lev, last, weights, classProbs, ...) {
+    x <- as.matrix(x)
+    args <- utils::modifyList(fixed, list(...))
+    if (!kernelized) {
+      learner_fun <- switch(base, nca = nca, lmnn = lmnn, dne = dne)
+      extra <- if (base == "nca") list(dim = as.integer(param$dim)) else
+        list(k = as.integer(param$targets))
+      return(do.call(learner_fun, c(list(x, y), extra, args)))
+    }
+    largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
+    largs <- utils::modifyList(largs, args)
+    kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
+          k = as.integer(param$k), learner_args = largs)
+  }
+
+  pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+    k <- modelFit$caret_k %||% modelFit$k %||% 1L
+    as.character(stats::predict(modelFit, as.matrix(newdata), type = "class", k = k))
+  }
+  prob <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+    k <- modelFit$caret_k %||% modelFit$k %||% 1L
+    as.data.frame(stats::predict(modelFit, as.matrix(newdata), type = "prob", k = k))
+  }
+  # Keep the kNN k of a linear fit for predict(): the learners' own `k` means
+  # target neighbours.
+  fit_keep_k <- function(x, y, wts, param, lev, last, weights, classProbs, ...) {
+    m <- fit(x, y, wts, param, lev, last, weights, classProbs, ...)
+    m$caret_k <- as.integer(param$k)
+    m
+  }
+
+  list(label = sprintf("kmaha %s", toupper(method)),
+       library = "kmaha",
+       type = "Classification",
+       parameters = parameters,
+       grid = grid,
+       fit = fit_keep_k,
+       predict = pred,
+       prob = prob,
+       sort = function(x) x[do.call(order, unname(as.list(x[, rev(params), drop = FALSE]))), ],
+       levels = function(x) levels(x$y),
+       loop = NULL)
+}

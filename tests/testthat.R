@@ -1,0 +1,4 @@
+library(testthat)
+library(kmaha)
+
+test_check("kmaha")
