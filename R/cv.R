@@ -90,9 +90,17 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
     p()
     out
   }
-  res <- future.apply::future_lapply(seq_len(nrow(tasks)), run_task,
-                                     future.seed = TRUE,
-                                     future.packages = "kmaha")
+  # future.apply hands each worker a contiguous chunk of tasks, and tasks
+  # differ in cost (small bandwidths keep every KPCA component, large ones
+  # few). A fixed low-discrepancy permutation spreads the costly tasks over
+  # all chunks; it does not depend on the plan, so the random streams (tied
+  # to list positions by future.seed) and the results do not either.
+  n_tasks <- nrow(tasks)
+  perm <- order((seq_len(n_tasks) * 0.6180339887498949) %% 1)
+  res <- vector("list", n_tasks)
+  res[perm] <- future.apply::future_lapply(perm, run_task,
+                                           future.seed = TRUE,
+                                           future.packages = "kmaha")
   acc <- matrix(vapply(res, `[[`, numeric(1), "acc"), nrow = length(kernels),
                 ncol = v, byrow = TRUE,
                 dimnames = list(NULL, paste0("fold", seq_len(v))))

@@ -207,6 +207,14 @@ resolve_kernel_choice <- function(kernel) {
   list(type = type)
 }
 
+# "KNCA", "LMNN" (kernel = "linear"), "kernelized custom learner", ...
+kmaha_fit_label <- function(fit) {
+  if (identical(fit$learner, "custom")) {
+    return(if (is.null(fit$kpca)) "custom learner" else "kernelized custom learner")
+  }
+  paste0(if (is.null(fit$kpca)) "" else "K", fit$learner_label)
+}
+
 kmaha_kernel_label <- function(fit) {
   ch <- fit$kernel_choice
   switch(ch$type,
@@ -284,8 +292,7 @@ transform_matrix.kmaha_fit <- function(object) {
 
 #' @export
 print.kmaha_fit <- function(x, ...) {
-  cat(sprintf("<kmaha fit> %s%s by the KPCA trick\n",
-              if (is.null(x$kpca)) "" else "K", x$learner_label))
+  cat(sprintf("<kmaha fit> %s by the KPCA trick\n", kmaha_fit_label(x)))
   cat(sprintf("  kernel: %s\n", kmaha_kernel_label(x)))
   cat(sprintf("  %d training points, %d inputs, %s -> learned dimension %d\n",
               length(x$y), x$n_features,
@@ -368,8 +375,7 @@ plot.kmaha_fit <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
   which <- match.arg(which)
   if (which == "embedding") {
     plot_embedding(x$embedding, x$y, dims, col,
-                   main = sprintf("%s%s embedding",
-                                  if (is.null(x$kpca)) "" else "K", x$learner_label), ...)
+                   main = sprintf("%s embedding", kmaha_fit_label(x)), ...)
     return(invisible(x))
   }
   ch <- x$kernel_choice
