@@ -156,21 +156,10 @@ kdne.formula <- function(formula, data, subset, na.action, ...) {
 predict.kmaha_kdne <- function(object, newdata = NULL,
                                type = c("class", "prob", "transform"),
                                k = 1, ...) {
-  type <- match.arg(type)
-  if (is.null(newdata)) {
-    if (type == "transform") return(object$embedding)
-    k <- check_count(k, "k")
-    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE)
-    return(if (type == "class") res$class else res$prob)
-  }
-  x <- newdata_matrix(object, newdata, object$n_features)
-  Kx <- cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x)
-  z <- Kx %*% t(object$U)
-  dimnames(z) <- list(rownames(x), rownames(object$U))
-  if (type == "transform") return(z)
-  k <- check_count(k, "k")
-  res <- knn_vote(object$embedding, object$y, z, k)
-  if (type == "class") res$class else res$prob
+  predict_embedded(object, newdata, match.arg(type), k, function(x) {
+    cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x) %*%
+      t(object$U)
+  })
 }
 
 #' @export

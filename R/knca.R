@@ -179,24 +179,12 @@ knca_init <- function(init, K, dim) {
 #' head(predict(fit, iris[-idx, 1:4], type = "transform"))
 #' @export
 predict.kmaha_knca <- function(object, newdata = NULL,
-                               type = c("class", "prob", "transform"), k = 1,
-                               ...) {
-  type <- match.arg(type)
-  if (is.null(newdata)) {
-    if (type == "transform") return(object$embedding)
-    k <- check_count(k, "k")
-    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE)
-    return(if (type == "class") res$class else res$prob)
-  }
-  x <- newdata_matrix(object, newdata, object$n_features)
-  Kx <- cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x)
-  z <- Kx %*% t(object$U)
-  colnames(z) <- rownames(object$U)
-  rownames(z) <- rownames(x)
-  if (type == "transform") return(z)
-  k <- check_count(k, "k")
-  res <- knn_vote(object$embedding, object$y, z, k)
-  if (type == "class") res$class else res$prob
+                               type = c("class", "prob", "transform"),
+                               k = 1, ...) {
+  predict_embedded(object, newdata, match.arg(type), k, function(x) {
+    cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x) %*%
+      t(object$U)
+  })
 }
 
 #' @export

@@ -62,7 +62,16 @@ learner_label <- function(method) {
 predict.kmaha_linear <- function(object, newdata = NULL,
                                  type = c("class", "prob", "transform"),
                                  k = 1, ...) {
-  type <- match.arg(type)
+  predict_embedded(object, newdata, match.arg(type), k, function(x) {
+    apply_scaling(x, object$prep) %*% t(object$L)
+  })
+}
+
+# The body every predict method shares: map newdata into the learned space
+# with `embed` (a function of the numeric predictor matrix), then classify
+# by kNN against the training embedding.  newdata = NULL gives the training
+# embedding or leave-one-out predictions.
+predict_embedded <- function(object, newdata, type, k, embed) {
   if (is.null(newdata)) {
     if (type == "transform") return(object$embedding)
     k <- check_count(k, "k")
@@ -70,9 +79,8 @@ predict.kmaha_linear <- function(object, newdata = NULL,
     return(if (type == "class") res$class else res$prob)
   }
   x <- newdata_matrix(object, newdata, object$n_features)
-  z <- apply_scaling(x, object$prep) %*% t(object$L)
-  colnames(z) <- rownames(object$L)
-  rownames(z) <- rownames(x)
+  z <- embed(x)
+  dimnames(z) <- list(rownames(x), colnames(object$embedding))
   if (type == "transform") return(z)
   k <- check_count(k, "k")
   res <- knn_vote(object$embedding, object$y, z, k)
