@@ -1,0 +1,97 @@
+# summary() and plot() for the fitted objects that have no class-specific
+# ones elsewhere: kernel-trick learners, KPCA and kernel alignment.
+
+#' Summaries of kernel-trick fits, KPCA fits and kernel alignments
+#'
+#' `summary()` methods for [knca()] and [kdne()] fits (learner, kernel,
+#' dimensions, optimizer result, training accuracy), for [kpca()] fits (kernel,
+#' components kept, share of the feature-space variance they carry) and for
+#' [align_kernels()] results (the base kernels with non-zero weight and their
+#' alignments). `plot()` draws a kernel-trick fit's training embedding.
+#'
+#' @param object,x A fitted object.
+#' @param dims,col,... See [plot.kmaha_linear()]; `...` is unused by
+#'   `summary()`.
+#' @return `summary()` returns an object with a `print()` method; `plot()`
+#'   returns `x` invisibly.
+#' @examples
+#' idx <- c(1:20, 51:70, 101:120)
+#' fit <- kdne(iris[idx, 1:4], iris$Species[idx], dim = 2)
+#' summary(fit)
+#' plot(fit)
+#' summary(kpca(iris[idx, 1:4], rbf_kernel(1)))
+#' summary(align_kernels(iris[idx, 1:4], iris$Species[idx]))
+#' @name kmaha-summaries
+NULL
+
+#' @rdname kmaha-summaries
+#' @export
+summary.kmaha_kernel_trick <- function(object, ...) {
+  cv <- object$convergence
+  out <- list(method = object$method, dim = dim(object$U),
+              n = length(object$y), classes = table(object$y),
+              settings = c(list(kernel = format(object$kernel)), object$settings),
+              iterations = cv$iterations, objective = cv$objective,
+              converged = cv$converged, message = cv$message,
+              train_accuracy = object$train_accuracy,
+              scaled = !is.null(object$prep))
+  class(out) <- "summary.kmaha_linear"
+  out
+}
+
+#' @rdname kmaha-summaries
+#' @export
+plot.kmaha_kernel_trick <- function(x, dims = c(1, 2), col = NULL, ...) {
+  plot_embedding(x$embedding, x$y, dims, col,
+                 main = sprintf("%s embedding (kernel trick)",
+                                learner_label(x$method)), ...)
+  invisible(x)
+}
+
+#' @rdname kmaha-summaries
+#' @export
+summary.kmaha_kpca <- function(object, ...) {
+  ev <- object$eigenvalues
+  out <- list(kernel = format(object$kernel), n = nrow(object$coords),
+              rank = ncol(object$coords), method = object$method,
+              eigenvalues = utils::head(ev, 10L),
+              variance_kept = if (is.null(object$trace) || object$trace <= 0) NA_real_
+                              else sum(ev) / object$trace)
+  class(out) <- "summary.kmaha_kpca"
+  out
+}
+
+#' @export
+print.summary.kmaha_kpca <- function(x, ...) {
+  cat(sprintf("Kernel PCA of %d points with the %s\n", x$n, x$kernel))
+  cat(sprintf("Components kept: %d (%s solver)", x$rank, x$method))
+  if (!is.na(x$variance_kept)) {
+    cat(sprintf(", carrying %.4f of the feature-space variance", x$variance_kept))
+  }
+  cat("\nLeading eigenvalues of the centred Gram matrix:\n")
+  print(signif(x$eigenvalues, 4))
+  invisible(x)
+}
+
+#' @rdname kmaha-summaries
+#' @export
+summary.kmaha_alignment <- function(object, ...) {
+  keep <- object$weights > 0
+  tab <- data.frame(kernel = vapply(object$kernels[keep], format, ""),
+                    weight = object$weights[keep],
+                    alignment = object$base_alignment[keep])
+  out <- list(method = object$method, alignment = object$alignment,
+              kernels = tab, n_kernels = length(object$weights))
+  class(out) <- "summary.kmaha_alignment"
+  out
+}
+
+#' @export
+print.summary.kmaha_alignment <- function(x, ...) {
+  cat(sprintf("Kernel alignment (%s): %d of %d base kernels with non-zero weight\n",
+              toupper(x$method), nrow(x$kernels), x$n_kernels))
+  cat(sprintf("Alignment of the combined kernel with the ideal kernel: %.4f\n",
+              x$alignment))
+  print(x$kernels, row.names = FALSE, digits = 4)
+  invisible(x)
+}
