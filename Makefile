@@ -42,7 +42,7 @@ test: install
 
 check: deps
 	R CMD build .
-	_R_SHLIB_STRIP_=true _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
+	_R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
 
 bench: install
 	for f in bench/*.R; do $(RSCRIPT) $$f; done

@@ -101,11 +101,8 @@ inline int thread_id() {
 #endif
 
 // The vector helpers are always inlined, so passing vectors by value never
-// crosses an ABI boundary; silence GCC's note about AVX argument passing.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+// crosses an ABI boundary (GCC may still print a -Wpsabi note about AVX
+// argument passing; it is harmless here).
 
 #if defined(__GNUC__) && ((!defined(__clang__) && __GNUC__ >= 9) || \
                           (defined(__clang__) && __clang_major__ >= 9))
@@ -242,10 +239,6 @@ static double softmax_row(double* t, const double* nz, std::size_t n,
   return pi;
 }
 
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 }  // namespace nca_detail
 
