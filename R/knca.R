@@ -49,24 +49,16 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   check_kernel(kernel)
-  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
-  max_iter <- check_count(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", positive = TRUE)
-  scale <- check_flag(scale, "scale")
-  verbose <- check_flag(verbose, "verbose")
-  threads <- nca_threads(num_threads)
+  opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
+  lambda <- opt$lambda; max_iter <- opt$max_iter; tol <- opt$tol
+  scale <- opt$scale; threads <- opt$threads
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
   K <- cpp_kernel_matrix(kernel, xs, NULL)
   K <- (K + t(K)) / 2
   n <- nrow(K)
   start <- knca_init(init, K, dim)
-  res <- cpp_nca_fit(K, as.integer(y), start$U, lambda, K, max_iter, tol,
-                     verbose, threads)
-  if (!res$converged) {
-    warnf("knca() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
-          res$message, as.integer(res$iterations))
-  }
+  res <- nca_run("knca", K, y, start$U, K, opt)
   U <- res$map
   d <- nrow(U)
   rownames(U) <- paste0("dim", seq_len(d))

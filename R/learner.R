@@ -104,10 +104,15 @@ print.kmaha_linear <- function(x, ...) {
 
 #' @export
 summary.kmaha_linear <- function(object, ...) {
+  summarise_fit(object, object$L, object$settings)
+}
+
+# The summary shared by linear and kernel-trick fits (`map` is L or U).
+summarise_fit <- function(object, map, settings) {
   cv <- object$convergence
-  out <- list(method = object$method, dim = dim(object$L),
+  out <- list(method = object$method, dim = dim(map),
               n = length(object$y), classes = table(object$y),
-              settings = object$settings,
+              settings = settings,
               iterations = cv$iterations, objective = cv$objective,
               converged = cv$converged, message = cv$message,
               train_accuracy = object$train_accuracy,

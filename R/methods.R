@@ -27,16 +27,8 @@ NULL
 #' @rdname kmaha-summaries
 #' @export
 summary.kmaha_kernel_trick <- function(object, ...) {
-  cv <- object$convergence
-  out <- list(method = object$method, dim = dim(object$U),
-              n = length(object$y), classes = table(object$y),
-              settings = c(list(kernel = format(object$kernel)), object$settings),
-              iterations = cv$iterations, objective = cv$objective,
-              converged = cv$converged, message = cv$message,
-              train_accuracy = object$train_accuracy,
-              scaled = !is.null(object$prep))
-  class(out) <- "summary.kmaha_linear"
-  out
+  summarise_fit(object, object$U,
+                c(list(kernel = format(object$kernel)), object$settings))
 }
 
 #' @rdname kmaha-summaries

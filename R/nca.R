@@ -66,21 +66,13 @@ nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
   y <- check_y(y, nrow(x), "y")
   D <- ncol(x)
   dim <- check_dim_nca(dim, D, "x")
-  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
-  max_iter <- check_count(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", positive = TRUE)
-  scale <- check_flag(scale, "scale")
-  verbose <- check_flag(verbose, "verbose")
-  threads <- nca_threads(num_threads)
+  opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
+  lambda <- opt$lambda; max_iter <- opt$max_iter; tol <- opt$tol
+  scale <- opt$scale; threads <- opt$threads
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
   start <- nca_init(init, xs, dim)
-  res <- cpp_nca_fit(xs, as.integer(y), start$A, lambda, NULL, max_iter, tol,
-                     verbose, threads)
-  if (!res$converged) {
-    warnf("nca() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
-          res$message, as.integer(res$iterations))
-  }
+  res <- nca_run("nca", xs, y, start$A, NULL, opt)
   new_linear_fit(
     "nca", res$map, prep, xs, y,
     settings = list(dim = dim, init = start$label, lambda = lambda,
@@ -171,4 +163,26 @@ pca_directions <- function(xs, dim) {
   # Deterministic sign: largest-magnitude entry of each direction positive.
   s <- apply(v, 2L, function(col) sign(col[which.max(abs(col))]))
   t(sweep(v, 2L, s, "*"))
+}
+
+# Options shared by nca() and knca(), validated once.
+nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
+  list(lambda = check_number(lambda, "lambda", nonneg = TRUE),
+       max_iter = check_count(max_iter, "max_iter"),
+       tol = check_number(tol, "tol", positive = TRUE),
+       scale = check_flag(scale, "scale"),
+       verbose = check_flag(verbose, "verbose"),
+       threads = nca_threads(num_threads))
+}
+
+# One L-BFGS run of the NCA core on `feats` (inputs, or Gram rows for KNCA
+# with `K` the regulariser's Gram matrix), warning when it hits the cap.
+nca_run <- function(fun, feats, y, start, K, opt) {
+  res <- cpp_nca_fit(feats, as.integer(y), start, opt$lambda, K, opt$max_iter,
+                     opt$tol, opt$verbose, opt$threads)
+  if (!res$converged) {
+    warnf("%s() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
+          fun, res$message, as.integer(res$iterations))
+  }
+  res
 }
