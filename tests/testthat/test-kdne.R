@@ -76,6 +76,9 @@ test_that("kernel-trick and KPCA-trick objectives agree on a full-rank kernel", 
   ev <- eigen(K, symmetric = TRUE, only.values = TRUE)$values
   expect_gt(min(ev), 1e-6 * max(ev))  # full rank, reasonably conditioned
   fk <- kdne(d$x, d$y, kernel = kern, k = 3, eps = 1e-12, scale = FALSE)
+  # a full-rank kernel needs no ridge at all
+  fk0 <- kdne(d$x, d$y, kernel = kern, k = 3, eps = 0, scale = FALSE)
+  expect_equal(fk0$eigenvalues, fk$eigenvalues, tolerance = 1e-8)
   Z <- kd_kpca_coords(K)
   expect_identical(ncol(Z), nrow(K) - 1L)
   # the same W: feature-space distances equal KPCA-coordinate distances
