@@ -256,6 +256,23 @@ inline void fix_signs(arma::mat& V) {
     if (V(r, c) < 0.0) V.col(c) *= -1.0;
   }
 }
+
+// Eigen-solve of a symmetric matrix and the DNE/KDNE dimension rule: the
+// eigenvectors of the `dim` smallest eigenvalues, or, with dim = 0, of all
+// negative ones (at least one), with fixed signs.
+inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
+                                  const char* who, arma::vec& eigval,
+                                  arma::uword& n_negative,
+                                  arma::uword& dim_out) {
+  arma::mat V;
+  if (!arma::eig_sym(eigval, V, S))
+    throw error(std::string(who) + ": the eigen-decomposition failed");
+  n_negative = count_negative(eigval);
+  dim_out = dim > 0 ? dim : std::max<arma::uword>(1, n_negative);
+  arma::mat Vd = V.cols(0, dim_out - 1);
+  fix_signs(Vd);
+  return Vd;
+}
 }  // namespace detail
 
 // DNE on the rows of X with graph g.  dim = 0 selects the number of negative
@@ -274,13 +291,8 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
   r.S = dne_scatter_t(X.t(), g, interrupt);
   arma::mat Sr = r.S;
   if (lambda > 0.0) Sr.diag() += lambda;
-  arma::mat V;
-  if (!arma::eig_sym(r.eigval, V, Sr))
-    throw error("dne: the eigen-decomposition failed");
-  r.n_negative = detail::count_negative(r.eigval);
-  r.dim = dim > 0 ? dim : std::max<arma::uword>(1, r.n_negative);
-  arma::mat Vd = V.cols(0, r.dim - 1);
-  detail::fix_signs(Vd);
+  const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", r.eigval,
+                                                r.n_negative, r.dim);
   r.A = Vd.t();
   return r;
 }
@@ -324,13 +336,8 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   C = 0.5 * (C + C.t());
   interrupt();
   kdne_result r;
-  arma::mat V;
-  if (!arma::eig_sym(r.eigval, V, C))
-    throw error("kdne: the eigen-decomposition failed");
-  r.n_negative = detail::count_negative(r.eigval);
-  r.dim = dim > 0 ? dim : std::max<arma::uword>(1, r.n_negative);
-  arma::mat Vd = V.cols(0, r.dim - 1);
-  detail::fix_signs(Vd);
+  const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.eigval,
+                                                r.n_negative, r.dim);
   r.U = arma::solve(arma::trimatu(R), Vd).t();
   return r;
 }

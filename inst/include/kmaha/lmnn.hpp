@@ -331,6 +331,19 @@ inline active_set find_impostors(const problem& P, const arma::mat& Zt,
 // with respect to M; gradL: r x D gradient with respect to L.
 // value: the objective optimised (with the smoothed hinge when eps > 0);
 // exact: the objective itself; push: the exact hinge sum.
+// Full impostor search under the map Lc: target distances first (they set
+// each point's margin threshold), then a blocked scan for violators.  Shared
+// by the M and L solvers.
+inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
+                                    const options& o,
+                                    const interrupt_fn& interrupt) {
+  const arma::mat Zt = Lc * P.Xt;
+  arma::mat dt;
+  arma::vec thr;
+  target_distances(P, Zt, dt, thr);
+  return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
+}
+
 struct eval_out {
   double value = 0.0, exact = 0.0, pull = 0.0, push = 0.0, reg = 0.0;
   std::size_t triples = 0;
@@ -474,12 +487,8 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   arma::mat L = psd_project(M);
   workspace ws;
   auto refresh = [&](const arma::mat& Lc) {
-    const arma::mat Zt = Lc * P.Xt;
-    arma::mat dt;
-    arma::vec thr;
-    target_distances(P, Zt, dt, thr);
     ++res.refreshes;
-    return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
+    return refresh_impostors(P, Lc, o, interrupt);
   };
   active_set A = refresh(L);
   arma::mat G;
@@ -721,12 +730,8 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
   workspace ws;
   auto refresh = [&](const arma::mat& Lc) {
-    const arma::mat Zt = Lc * P.Xt;
-    arma::mat dt;
-    arma::vec thr;
-    target_distances(P, Zt, dt, thr);
     ++res.refreshes;
-    return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
+    return refresh_impostors(P, Lc, o, interrupt);
   };
   const arma::uword n = P.Xt.n_cols;
   double eps = o.smooth0;  // smoothing of the hinge (continuation to 0)
