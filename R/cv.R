@@ -15,6 +15,8 @@
 #' The kernel-by-fold fits run through [future.apply::future_lapply()] with
 #' `future.seed = TRUE`, so the user's [future::plan()] decides where they run
 #' (sequentially by default) and the result does not depend on the plan.
+#' Under a plan with several workers each fit uses one thread (option
+#' `kmaha.num_threads`), since the workers already occupy the cores.
 #' Progress is signalled with [progressr::progressor()]: wrap the call in
 #' [progressr::with_progress()] to see a progress bar. Folds are drawn from
 #' R's random number generator: use `seed` or [set.seed()] for reproducible
@@ -73,7 +75,15 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   v <- max(fold_id)
   tasks <- expand.grid(fold = seq_len(v), kernel = seq_along(kernels))
   p <- progressr::progressor(steps = nrow(tasks))
+  # With several workers the fits already run in parallel: each then uses
+  # one thread (unless learner_args sets num_threads), as threads of the
+  # learners competing with other workers for the same cores slow all down.
+  one_thread <- future::nbrOfWorkers() > 1
   run_task <- function(t) {
+    if (one_thread) {
+      old <- options(kmaha.num_threads = 1L)
+      on.exit(options(old), add = TRUE)
+    }
     f <- tasks$fold[t]
     tr <- fold_id != f
     out <- tryCatch({
@@ -81,8 +91,8 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                  rank = rank, tol = tol)
       fit <- run_learner(lrn, kp$coords, y[tr], learner_args,
                          input = if (neighbors == "input") x[tr, , drop = FALSE])
-      ztr <- kp$coords %*% t(fit$map)
-      zte <- predict(kp, x[!tr, , drop = FALSE]) %*% t(fit$map)
+      ztr <- apply_map(kp$coords, fit$map)
+      zte <- apply_map(predict(kp, x[!tr, , drop = FALSE]), fit$map)
       kk <- min(k, nrow(ztr))
       pred <- knn_vote(ztr, y[tr], zte, kk)$class
       list(acc = mean(pred == y[!tr]), error = NA_character_)

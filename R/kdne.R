@@ -105,7 +105,7 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
     })
   U <- res$U
   rownames(U) <- paste0("dim", seq_len(nrow(U)))
-  z <- K %*% t(U)
+  z <- apply_map(K, U)
   dimnames(z) <- list(rownames(x), rownames(U))
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
   loo <- knn_vote(z, y, z, 1L, self = TRUE)$class
@@ -157,8 +157,8 @@ predict.kmaha_kdne <- function(object, newdata = NULL,
                                type = c("class", "prob", "transform"),
                                k = 1, ...) {
   predict_embedded(object, newdata, match.arg(type), k, function(x) {
-    cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x) %*%
-      t(object$U)
+    apply_map(cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x),
+              object$U)
   })
 }
 

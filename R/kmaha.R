@@ -173,7 +173,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   lf <- run_learner(lrn, z, y, learner_args,
                     input = if (neighbors == "input") xs)
   A <- lf$map
-  emb <- z %*% t(A)
+  emb <- apply_map(z, A)
   colnames(emb) <- paste0("dim", seq_len(ncol(emb)))
   rownames(emb) <- rownames(x)
   loo <- knn_vote(emb, y, emb, k, self = TRUE)$class
@@ -270,7 +270,7 @@ predict.kmaha_fit <- function(object, newdata = NULL,
 kmaha_transform <- function(object, x) {
   xs <- apply_scaling(x, object$prep)
   coords <- if (is.null(object$kpca)) xs else predict(object$kpca, xs)
-  z <- coords %*% t(object$L)
+  z <- apply_map(coords, object$L)
   colnames(z) <- colnames(object$embedding)
   rownames(z) <- rownames(x)
   z

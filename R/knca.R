@@ -42,7 +42,7 @@ knca <- function(x, ...) UseMethod("knca")
 #' @rdname knca
 #' @export
 knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
-                         init = "auto", max_iter = 500, tol = 1e-6,
+                         init = "auto", max_iter = 500, tol = 1e-5,
                          scale = TRUE, verbose = FALSE, num_threads = NULL,
                          ...) {
   check_dots_empty_nca(list(...), "knca")
@@ -62,7 +62,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   U <- res$map
   d <- nrow(U)
   rownames(U) <- paste0("dim", seq_len(d))
-  z <- K %*% t(U)
+  z <- apply_map(K, U)
   colnames(z) <- rownames(U)
   rownames(z) <- rownames(x)
   loo <- knn_vote(z, y, z, 1L, self = TRUE)$class
@@ -74,7 +74,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
               convergence = list(iterations = res$iterations,
                                  objective = res$value, trace = res$trace,
                                  converged = res$converged,
-                                 message = res$message),
+                                 message = res$message, isa = res$isa),
               train_accuracy = mean(loo == y),
               feature_names = colnames(x), n_features = ncol(x),
               call = match.call())
@@ -174,8 +174,8 @@ predict.kmaha_knca <- function(object, newdata = NULL,
                                type = c("class", "prob", "transform"),
                                k = 1, ...) {
   predict_embedded(object, newdata, match.arg(type), k, function(x) {
-    cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x) %*%
-      t(object$U)
+    apply_map(cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x),
+              object$U)
   })
 }
 

@@ -18,7 +18,7 @@ new_linear_fit <- function(method, L, prep, x, y, settings, convergence,
   }
   rownames(L) <- paste0("dim", seq_len(nrow(L)))
   colnames(L) <- feature_names %||% colnames(x)
-  z <- x %*% t(L)
+  z <- apply_map(x, L)
   colnames(z) <- rownames(L)
   loo <- if (nrow(z) > 1L) knn_vote(z, y, z, 1L, self = TRUE)$class else y
   fit <- c(list(method = method, L = L, prep = prep, y = y, embedding = z,
@@ -31,6 +31,17 @@ new_linear_fit <- function(method, L, prep, x, y, settings, convergence,
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# x %*% t(L) through the core's Eigen product, which does not depend on the
+# BLAS R is linked against; keeps the row names of x and uses the row names
+# of L as column names, as %*% does.
+apply_map <- function(x, L) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  if (!is.double(L)) storage.mode(L) <- "double"
+  z <- cpp_apply_map(x, L)
+  dimnames(z) <- list(rownames(x), rownames(L))
+  z
+}
 
 learner_label <- function(method) {
   switch(method, nca = "NCA", lmnn = "LMNN", dne = "DNE", knca = "KNCA",
@@ -63,7 +74,7 @@ predict.kmaha_linear <- function(object, newdata = NULL,
                                  type = c("class", "prob", "transform"),
                                  k = 1, ...) {
   predict_embedded(object, newdata, match.arg(type), k, function(x) {
-    apply_scaling(x, object$prep) %*% t(object$L)
+    apply_map(apply_scaling(x, object$prep), object$L)
   })
 }
 

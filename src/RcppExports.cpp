@@ -142,6 +142,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_apply_map
+arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L);
+RcppExport SEXP _kmaha_cpp_apply_map(SEXP xSEXP, SEXP LSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type L(LSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_apply_map(x, L));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kpca_gram
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method);
 RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
@@ -235,8 +246,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_objective
-Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
-RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops, std::string isa);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP isaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -247,13 +258,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type block(blockSEXP);
     Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
+    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops, isa));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads, std::string isa);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP isaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -265,7 +277,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
+    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -281,14 +294,15 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 6},
     {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
+    {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 2},
     {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 4},
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
     {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 12},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 7},
-    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 9},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
     {NULL, NULL, 0}
 };
 

@@ -1,5 +1,6 @@
 #include "glue.h"
 #include <kmaha/knn.hpp>
+#include <kmaha/linalg.hpp>
 
 // kNN vote of query rows q against training rows x with labels y (1-based
 // integer codes, p classes).  self = TRUE: q is x, leave-one-out.
@@ -39,4 +40,10 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
   for (arma::uword i = 0; i < idx.n_elem; ++i)
     out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
   return out;
+}
+
+// x %*% t(L) through the core's Eigen product (independent of R's BLAS).
+// [[Rcpp::export(rng = false)]]
+arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L) {
+  return kmaha::apply_map(x, L);
 }

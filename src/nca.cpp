@@ -3,8 +3,41 @@
 #include "glue.h"
 #include "optim.h"
 #include <kmaha/nca.hpp>
+#include "nca_isa.h"
 
 namespace {
+
+// Which compiled copy of the objective to use: "auto" (AVX2+FMA when this
+// build has that copy and the CPU supports it, else the baseline), "default"
+// or "avx2" (an error when unavailable).  The R option kmaha.nca_isa sets it.
+bool cpu_has_avx2_fma() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<kmaha::nca_function> make_nca(
+    const std::string& isa, const arma::mat& X, const arma::uvec& y,
+    double lambda, const arma::mat* reg, int threads, arma::uword block) {
+  const bool avx2_ok = kmaha_glue::nca_avx2_compiled() && cpu_has_avx2_fma();
+  if (isa == "avx2" && !avx2_ok) {
+    Rcpp::stop("isa = \"avx2\" is not available: %s",
+               kmaha_glue::nca_avx2_compiled() ? "the CPU lacks AVX2 or FMA"
+                                               : "this build has no AVX2 copy");
+  }
+  if (isa != "auto" && isa != "avx2" && isa != "default") {
+    Rcpp::stop("isa must be \"auto\", \"default\" or \"avx2\"");
+  }
+  if (avx2_ok && isa != "default") {
+    return kmaha_glue::make_nca_avx2(X, y, lambda, reg, threads, block,
+                                     kmaha_glue::r_interrupt());
+  }
+  return std::unique_ptr<kmaha::nca_function>(new kmaha::nca_objective(
+      X, y, lambda, reg, threads, block, kmaha_glue::r_interrupt()));
+}
 
 arma::uvec zero_based(const arma::ivec& y) {
   if (y.n_elem == 0 || y.min() < 1) Rcpp::stop("labels must be positive integer codes");
@@ -12,15 +45,16 @@ arma::uvec zero_based(const arma::ivec& y) {
 }
 
 // Runs L-BFGS-B on an NCA objective from the d x D start A0.
-Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
+Rcpp::List fit_nca(const kmaha::nca_function& obj, const arma::mat& A0,
                    int max_iter, double tol, bool verbose) {
   const arma::uword d = A0.n_rows, D = A0.n_cols;
   int evals = 0;
   auto fg = [&](const arma::vec& par, arma::vec& g) -> double {
     const arma::mat A(const_cast<double*>(par.memptr()), d, D, false, true);
-    arma::mat G;
+    // The gradient is written straight into g (same d*D doubles).
+    g.set_size(d * D);
+    arma::mat G(g.memptr(), d, D, false, true);
     const double f = obj.evaluate(A, &G);
-    g = arma::vectorise(G);
     ++evals;
     if (verbose) {
       Rcpp::Rcout << "  evaluation " << evals << ": objective " << f
@@ -35,7 +69,7 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
       kmaha_glue::minimize_lbfgs(fg, arma::vectorise(A0), max_iter, factr, 0.0);
   arma::mat A = arma::reshape(res.par, d, D);
   // The value reported is the one at the returned parameters.
-  const double value = obj.evaluate(A, nullptr);
+  const double value = res.value_at_par ? res.value : obj.evaluate(A, nullptr);
   if (verbose) {
     Rcpp::Rcout << "L-BFGS-B: " << res.message << " after " << res.fncount
                 << " evaluations; objective " << value << std::endl;
@@ -59,17 +93,18 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A, double lambda,
                              Rcpp::Nullable<Rcpp::NumericMatrix> reg,
                              int threads, int block = 0,
-                             double min_parallel_flops = -1.0) {
+                             double min_parallel_flops = -1.0,
+                             std::string isa = "auto") {
   arma::mat R;
   if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  kmaha::nca_objective obj(x, zero_based(y), lambda,
-                           reg.isNotNull() ? &R : nullptr, threads,
-                           static_cast<arma::uword>(std::max(block, 0)),
-                           kmaha_glue::r_interrupt());
-  if (min_parallel_flops >= 0.0) obj.min_parallel_flops = min_parallel_flops;
+  std::unique_ptr<kmaha::nca_function> obj =
+      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+               threads, static_cast<arma::uword>(std::max(block, 0)));
+  if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
   arma::mat G;
-  const double f = obj.evaluate(A, &G);
-  return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G);
+  const double f = obj->evaluate(A, &G);
+  return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
+                            Rcpp::Named("isa") = std::string(obj->isa()));
 }
 
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
@@ -78,12 +113,15 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, int threads) {
+                       double tol, bool verbose, int threads,
+                       std::string isa = "auto") {
   arma::mat R;
   if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  const kmaha::nca_objective obj(x, zero_based(y), lambda,
-                                 reg.isNotNull() ? &R : nullptr, threads, 0,
-                                 kmaha_glue::r_interrupt());
+  const std::unique_ptr<kmaha::nca_function> obj =
+      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+               threads, 0);
   if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
-  return fit_nca(obj, A0, max_iter, tol, verbose);
+  Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+  res["isa"] = std::string(obj->isa());
+  return res;
 }

@@ -21,6 +21,10 @@ struct lbfgs_result {
   std::string message;
   std::vector<double> trace;  // objective after each function evaluation
   bool interrupted = false;
+  // True when `value` is the objective evaluated exactly at `par` (the last
+  // evaluation was at the returned parameters), so callers need not
+  // evaluate again.
+  bool value_at_par = false;
 };
 
 namespace detail {
@@ -46,10 +50,10 @@ inline void eval(lbfgs_ctx* c, int n, const double* x) {
     c->last_g.zeros();
     return;
   }
-  arma::vec xv(const_cast<double*>(x), n, true, true);
-  c->last_x = xv;
+  c->last_x.set_size(n);
+  std::copy(x, x + n, c->last_x.memptr());
   c->last_g.set_size(n);
-  c->last_f = c->fg(xv, c->last_g);
+  c->last_f = c->fg(c->last_x, c->last_g);
   c->have = true;
   if (c->trace) c->trace->push_back(c->last_f);
 }
@@ -87,6 +91,11 @@ inline lbfgs_result minimize_lbfgs(
          detail::fn, detail::gr, &res.fail, &ctx, factr, pgtol, &res.fncount,
          &res.grcount, maxit, msg, 0, 10);
   res.value = fmin;
+  if (ctx.have && !ctx.interrupted &&
+      std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
+    res.value = ctx.last_f;
+    res.value_at_par = true;
+  }
   res.message = msg;
   res.interrupted = ctx.interrupted;
   if (ctx.interrupted) throw Rcpp::internal::InterruptedException();

@@ -12,9 +12,19 @@ nca_objective_r <- function(A, x, y, lambda = 0) {
   -sum(p[outer(y, y, "==")]) + lambda * sum(A^2)
 }
 
-nca_fg <- function(A, x, y, lambda = 0, threads = 2L, block = 0L) {
+nca_fg <- function(A, x, y, lambda = 0, threads = 2L, block = 0L, isa = "auto") {
   # min_parallel_flops = 0: use the threads even on these small problems.
-  cpp_nca_objective(x, as.integer(factor(y)), A, lambda, NULL, threads, block, 0)
+  cpp_nca_objective(x, as.integer(factor(y)), A, lambda, NULL, threads, block, 0, isa)
+}
+
+# The compiled copies of the objective this build and CPU can run: the
+# baseline always, the AVX2+FMA copy on x86-64 CPUs that have it.
+nca_isas <- function() {
+  avx2 <- tryCatch({
+    cpp_nca_objective(diag(2), 1:2, diag(2), 0, NULL, 1L, 0L, -1, "avx2")
+    TRUE
+  }, error = function(e) FALSE)
+  c("default", if (avx2) "avx2")
 }
 
 central_diff <- function(f, A, h = 1e-5) {
@@ -34,11 +44,14 @@ test_that("the objective equals a plain-R computation of eq. (2)", {
   set.seed(11)
   x <- matrix(rnorm(40 * 5), 40, 5)
   y <- sample(c("a", "b", "c"), 40, replace = TRUE)
-  for (d in c(2L, 5L)) {
-    A <- matrix(rnorm(d * 5, sd = 0.5), d, 5)
-    for (lambda in c(0, 0.3)) {
-      expect_equal(nca_fg(A, x, y, lambda)$value,
-                   nca_objective_r(A, x, y, lambda), tolerance = 1e-12)
+  for (isa in nca_isas()) {
+    for (d in c(2L, 5L)) {
+      A <- matrix(rnorm(d * 5, sd = 0.5), d, 5)
+      for (lambda in c(0, 0.3)) {
+        res <- nca_fg(A, x, y, lambda, isa = isa)
+        expect_identical(res$isa, isa)
+        expect_equal(res$value, nca_objective_r(A, x, y, lambda), tolerance = 1e-12)
+      }
     }
   }
 })
@@ -47,12 +60,14 @@ test_that("the gradient matches central finite differences (d < D, d = D, lambda
   set.seed(12)
   x <- matrix(rnorm(50 * 6), 50, 6)
   y <- sample(1:3, 50, replace = TRUE)
-  for (d in c(2L, 6L)) {
-    for (lambda in c(0, 0.25)) {
-      A <- matrix(rnorm(d * 6, sd = 0.4), d, 6)
-      g <- nca_fg(A, x, y, lambda)$gradient
-      g_fd <- central_diff(function(B) nca_objective_r(B, x, y, lambda), A)
-      expect_lt(rel_err(g, g_fd), 1e-6)
+  for (isa in nca_isas()) {
+    for (d in c(2L, 6L)) {
+      for (lambda in c(0, 0.25)) {
+        A <- matrix(rnorm(d * 6, sd = 0.4), d, 6)
+        g <- nca_fg(A, x, y, lambda, isa = isa)$gradient
+        g_fd <- central_diff(function(B) nca_objective_r(B, x, y, lambda), A)
+        expect_lt(rel_err(g, g_fd), 1e-6)
+      }
     }
   }
 })
@@ -62,14 +77,48 @@ test_that("block size and thread count do not change the result", {
   x <- matrix(rnorm(70 * 4), 70, 4)
   y <- sample(letters[1:4], 70, replace = TRUE)
   A <- matrix(rnorm(12), 3, 4)
-  ref <- nca_fg(A, x, y, 0.1, threads = 1L, block = 70L)
-  for (th in 1:2) {
-    for (b in c(1L, 7L, 16L)) {
-      res <- nca_fg(A, x, y, 0.1, threads = th, block = b)
-      expect_equal(res$value, ref$value, tolerance = 1e-12)
-      expect_equal(res$gradient, ref$gradient, tolerance = 1e-10)
+  ref <- nca_fg(A, x, y, 0.1, threads = 1L, block = 70L, isa = "default")
+  for (isa in nca_isas()) {
+    for (th in 1:2) {
+      for (b in c(1L, 7L, 16L)) {
+        res <- nca_fg(A, x, y, 0.1, threads = th, block = b, isa = isa)
+        expect_equal(res$value, ref$value, tolerance = 1e-12)
+        expect_equal(res$gradient, ref$gradient, tolerance = 1e-10)
+      }
     }
   }
+})
+
+test_that("the AVX2 copy of the objective agrees with the baseline on a KPCA-sized problem", {
+  skip_if_not("avx2" %in% nca_isas(), "no AVX2+FMA copy on this build or CPU")
+  set.seed(19)
+  # Shapes where Eigen's AVX2 kernels take their full-width paths and edges.
+  for (sz in list(c(161, 159, 159), c(300, 37, 13))) {
+    x <- matrix(rnorm(sz[1] * sz[2]), sz[1], sz[2])
+    y <- sample(1:4, sz[1], replace = TRUE)
+    A <- matrix(rnorm(sz[3] * sz[2], sd = 0.3), sz[3], sz[2])
+    a <- nca_fg(A, x, y, 0.05, isa = "default")
+    b <- nca_fg(A, x, y, 0.05, isa = "avx2")
+    expect_equal(b$value, a$value, tolerance = 1e-12)
+    expect_equal(b$gradient, a$gradient, tolerance = 1e-10)
+  }
+  # A fit records the copy it used, and the option selects it.
+  old <- options(kmaha.nca_isa = "default")
+  on.exit(options(old), add = TRUE)
+  f1 <- nca(iris[, 1:4], iris$Species, max_iter = 30)
+  options(kmaha.nca_isa = "avx2")
+  f2 <- nca(iris[, 1:4], iris$Species, max_iter = 30)
+  expect_identical(f1$convergence$isa, "default")
+  expect_identical(f2$convergence$isa, "avx2")
+  expect_equal(f2$L, f1$L, tolerance = 1e-6)
+})
+
+test_that("a bad kmaha.nca_isa option is refused with a clear error", {
+  old <- options(kmaha.nca_isa = "sse9")
+  on.exit(options(old), add = TRUE)
+  expect_error(nca(iris[, 1:4], iris$Species),
+               "Option `kmaha.nca_isa` must be \"auto\", \"avx2\" or \"default\".",
+               fixed = TRUE)
 })
 
 test_that("far-apart points give no NaN or overflow", {

@@ -32,6 +32,12 @@
 // Products are Eigen's own GEMM on Armadillo memory (no copies).  Row blocks
 // are shared among OpenMP threads; the interrupt callback is polled between
 // chunks of blocks, on the calling thread only, outside parallel regions.
+//
+// Instruction sets.  The implementation lives in an inline namespace named by
+// KMAHA_NCA_ISA (default `isa_default`), so that a translation unit can
+// compile a second copy for another instruction set (src/nca_avx2.cpp builds
+// one for AVX2+FMA, with Eigen's templates renamed) without clashing with this
+// one.  Callers hold either copy through the abstract kmaha::nca_function.
 #ifndef KMAHA_NCA_HPP
 #define KMAHA_NCA_HPP
 
@@ -42,11 +48,19 @@
 #include <numeric>
 #include <vector>
 #include "common.hpp"
+#include "nca_function.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#ifndef KMAHA_NCA_ISA
+#define KMAHA_NCA_ISA isa_default
+#endif
+
 namespace kmaha {
+
+
+inline namespace KMAHA_NCA_ISA {
 
 namespace nca_detail {
 
@@ -94,10 +108,13 @@ inline int thread_id() {
 // function is compiled for AVX2+FMA and for the baseline ISA and chosen at
 // load time (target_clones), so no special compiler flags are needed.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__) && (__GNUC__ >= 11)
+    defined(__linux__) && (__GNUC__ >= 11) && !defined(KMAHA_NCA_NO_CLONES)
 #define KMAHA_NCA_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define KMAHA_NCA_CLONES
+#endif
+#ifndef KMAHA_NCA_ISA_NAME
+#define KMAHA_NCA_ISA_NAME "default"
 #endif
 
 // The vector helpers are always inlined, so passing vectors by value never
@@ -252,7 +269,7 @@ inline int nca_max_threads(int requested) {
 #endif
 }
 
-class nca_objective {
+class nca_objective : public nca_function {
  public:
   // X: n x D, one observation per row.  y: 0-based class labels.
   // lambda >= 0; reg: nullptr for lambda ||A||_F^2, else a symmetric D x D
@@ -296,12 +313,14 @@ class nca_objective {
     block_ = std::min<arma::uword>(block, n);
   }
 
-  arma::uword n_obs() const { return Xs_.n_rows; }
-  arma::uword n_features() const { return Xs_.n_cols; }
-  int threads() const { return nt_; }
+  arma::uword n_obs() const override { return Xs_.n_rows; }
+  arma::uword n_features() const override { return Xs_.n_cols; }
+  int threads() const override { return nt_; }
+  void set_min_parallel_flops(double flops) override { min_parallel_flops = flops; }
+  const char* isa() const override { return KMAHA_NCA_ISA_NAME; }
 
   // Objective at A (d x D); the gradient is written to *grad when non-null.
-  double evaluate(const arma::mat& A, arma::mat* grad = nullptr) const {
+  double evaluate(const arma::mat& A, arma::mat* grad = nullptr) const override {
     using namespace nca_detail;
     const arma::uword n = Xs_.n_rows, D = Xs_.n_cols, d = A.n_rows;
     if (A.n_cols != D) throw error("nca: the map must have one column per feature");
@@ -326,14 +345,28 @@ class nca_objective {
     CMap Am(A.memptr(), dd, Dd);
 
     // Z = X A' and the squared row norms.
-    ColMat Z(N, dd);
+    // Buffers persist between evaluations (an optimiser calls evaluate() with
+    // the same shapes over and over): no allocation, page faults or zeroing
+    // of fresh memory per call.
+    workspace& w = ws_;
+    ColMat& Z = w.Z;
+    Z.resize(N, dd);
     Z.noalias() = Xm * Am.transpose();
-    const Eigen::VectorXd nz = Z.rowwise().squaredNorm();
+    w.nz = Z.rowwise().squaredNorm();
+    const Eigen::VectorXd& nz = w.nz;
 
-    ColMat WZ;
-    std::vector<ColMat> acc_wtz(want_grad ? nt : 0);
-    std::vector<Eigen::VectorXd> acc_col(want_grad ? nt : 0);
-    std::vector<RowMat> work(nt);
+    ColMat& WZ = w.WZ;
+    std::vector<ColMat>& acc_wtz = w.acc_wtz;
+    std::vector<Eigen::VectorXd>& acc_col = w.acc_col;
+    std::vector<RowMat>& work = w.work;
+    if (static_cast<int>(work.size()) < nt) work.resize(nt);
+    if (want_grad && static_cast<int>(acc_wtz.size()) < nt) {
+      acc_wtz.resize(nt);
+      acc_col.resize(nt);
+    }
+    // used[t]: thread t got a block in this evaluation (its accumulators are
+    // zeroed on first use and summed at the end).
+    std::vector<char> used(nt, 0);
     std::vector<double> acc_f(nt, 0.0);
     if (want_grad) WZ.resize(N, dd);
     // Blocks are handed out in chunks of about chunk_flops of work; the
@@ -350,10 +383,11 @@ class nca_objective {
       {
         const int t = thread_id();
         RowMat& T = work[t];
-        if (want_grad && acc_wtz[t].size() == 0) {
+        if (want_grad && !used[t]) {
           acc_wtz[t].setZero(N, dd);
           acc_col[t].setZero(N);
         }
+        used[t] = 1;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -385,7 +419,7 @@ class nca_objective {
 
     Eigen::VectorXd colsum = Eigen::VectorXd::Zero(N);
     for (int t = 0; t < nt; ++t) {
-      if (acc_wtz[t].size() == 0) continue;  // a thread that got no block
+      if (!used[t]) continue;  // a thread that got no block
       WZ += acc_wtz[t];
       colsum += acc_col[t];
     }
@@ -420,6 +454,16 @@ class nca_objective {
   arma::mat Xs_;
   arma::uvec start_, end_;
   arma::uword block_ = 64;
+  // Scratch memory of evaluate(), kept between calls.  One object must
+  // therefore not be evaluated from several threads at once.
+  struct workspace {
+    nca_detail::ColMat Z, WZ;
+    Eigen::VectorXd nz;
+    std::vector<nca_detail::ColMat> acc_wtz;
+    std::vector<Eigen::VectorXd> acc_col;
+    std::vector<nca_detail::RowMat> work;
+  };
+  mutable workspace ws_;
 
  public:
   // Below this many flops per evaluation one thread is used; chunks of about
@@ -428,6 +472,7 @@ class nca_objective {
   double chunk_flops = 2.0e9;
 };
 
+}  // inline namespace KMAHA_NCA_ISA
 }  // namespace kmaha
 
 #endif  // KMAHA_NCA_HPP
