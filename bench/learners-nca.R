@@ -62,6 +62,7 @@ hwm <- function() {
 }
 dat <- readRDS(args[1])
 threads <- as.integer(args[4])
+options(kmaha.nca_isa = args[5])
 base <- hwm()
 t0 <- proc.time()
 fit <- suppressWarnings(nca(dat$x_train, dat$y_train, num_threads = threads))
@@ -71,6 +72,7 @@ write.csv(data.frame(seconds = el[["elapsed"]], cpu = el[["user.self"]] + el[["s
                      peak_mb = hwm(), base_mb = base, accuracy = acc,
                      evaluations = fit$convergence$iterations,
                      converged = fit$convergence$converged,
+                     isa = fit$convergence$isa,
                      objective = fit$convergence$objective), args[2], row.names = FALSE)
 '
 py_child <- '
@@ -92,8 +94,8 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 knn = KNeighborsClassifier(n_neighbors=1).fit(nca.transform(xtr), ytr)
 acc = float(np.mean(knn.predict(nca.transform(xte)) == yte))
 with open(out, "w") as f:
-    f.write("seconds,cpu,peak_mb,base_mb,accuracy,evaluations,converged,objective\\n")
-    f.write("%f,%f,%f,%f,%f,%d,%s,NA\\n" % (sec, cpu, peak, base, acc, nca.n_iter_, nca.n_iter_ < max_iter))
+    f.write("seconds,cpu,peak_mb,base_mb,accuracy,evaluations,converged,isa,objective\\n")
+    f.write("%f,%f,%f,%f,%f,%d,%s,NA,NA\\n" % (sec, cpu, peak, base, acc, nca.n_iter_, nca.n_iter_ < max_iter))
 '
 r_script <- file.path(work, "child.R")
 writeLines(r_child, r_script)
@@ -105,10 +107,10 @@ have_sklearn <- file.exists(python) &&
                                      stdout = FALSE, stderr = FALSE)), 0L)
 rscript <- file.path(R.home("bin"), "Rscript")
 
-run_r <- function(dat_file, threads) {
+run_r <- function(dat_file, threads, isa = "auto") {
   out <- tempfile(tmpdir = work, fileext = ".csv")
   status <- system2(rscript, c(shQuote(r_script), shQuote(dat_file), shQuote(out),
-                               shQuote(lib), threads))
+                               shQuote(lib), threads, isa))
   if (status != 0L || !file.exists(out)) stop("R child failed")
   utils::read.csv(out)
 }
@@ -124,7 +126,7 @@ summarise <- function(runs, label, n) {
              cpu = stats::median(runs$cpu), peak_mb = max(runs$peak_mb),
              base_mb = stats::median(runs$base_mb),
              accuracy = runs$accuracy[1], evaluations = runs$evaluations[1],
-             converged = all(as.logical(runs$converged)))
+             converged = all(as.logical(runs$converged)), isa = runs$isa[1])
 }
 
 # Runs ---------------------------------------------------------------------
@@ -138,9 +140,12 @@ for (n in sizes) {
               x_test = x_all[te, ], y_test = y_all[te])
   dat_file <- file.path(work, sprintf("dat-%d.rds", n))
   saveRDS(dat, dat_file)
-  for (th in c(2L, 1L)) {
-    runs <- do.call(rbind, lapply(seq_len(reps), function(r) run_r(dat_file, th)))
-    results[[length(results) + 1L]] <- summarise(runs, sprintf("kmaha nca (%d thr)", th), n)
+  # The default build (AVX2+FMA copy where the CPU has it) on 2 and 1
+  # threads, and the baseline copy on 2 threads for comparison.
+  for (cfg in list(list(2L, "auto"), list(1L, "auto"), list(2L, "default"))) {
+    runs <- do.call(rbind, lapply(seq_len(reps), function(r) run_r(dat_file, cfg[[1]], cfg[[2]])))
+    label <- sprintf("kmaha nca (%d thr%s)", cfg[[1]], if (cfg[[2]] == "default") ", baseline ISA" else "")
+    results[[length(results) + 1L]] <- summarise(runs, label, n)
   }
   # Euclidean 1-NN on the standardised inputs, for reference.
   prep_c <- colMeans(dat$x_train)
@@ -150,7 +155,7 @@ for (n in sizes) {
   acc_e <- mean(knn_classify(z_tr, dat$y_train, z_te, k = 1)$class == dat$y_test)
   results[[length(results) + 1L]] <- data.frame(
     n = n, method = "Euclidean 1-NN", seconds = NA, cpu = NA, peak_mb = NA,
-    base_mb = NA, accuracy = acc_e, evaluations = NA, converged = NA)
+    base_mb = NA, accuracy = acc_e, evaluations = NA, converged = NA, isa = NA)
   if (have_sklearn) {
     prefix <- file.path(work, sprintf("n%d-", n))
     utils::write.table(dat$x_train, paste0(prefix, "xtr.csv"), sep = ",", row.names = FALSE, col.names = FALSE)
