@@ -45,6 +45,10 @@ cpp_apply_map <- function(x, L) {
     .Call(`_kmaha_cpp_apply_map`, x, L)
 }
 
+cpp_omp_threads <- function(n) {
+    .Call(`_kmaha_cpp_omp_threads`, n)
+}
+
 cpp_kpca_gram <- function(K, rank, tol, method) {
     .Call(`_kmaha_cpp_kpca_gram`, K, rank, tol, method)
 }

@@ -76,40 +76,29 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   tasks <- expand.grid(fold = seq_len(v), kernel = seq_along(kernels))
   p <- progressr::progressor(steps = nrow(tasks))
   # With several workers the fits already run in parallel: each then uses
-  # one thread (unless learner_args sets num_threads), as threads of the
-  # learners competing with other workers for the same cores slow all down.
-  one_thread <- future::nbrOfWorkers() > 1
-  run_task <- function(t) {
-    if (one_thread) {
-      old <- options(kmaha.num_threads = 1L)
-      on.exit(options(old), add = TRUE)
-    }
-    f <- tasks$fold[t]
-    tr <- fold_id != f
-    out <- tryCatch({
-      kp <- kpca(x[tr, , drop = FALSE], kernel = kernels[[tasks$kernel[t]]],
-                 rank = rank, tol = tol)
-      fit <- run_learner(lrn, kp$coords, y[tr], learner_args,
-                         input = if (neighbors == "input") x[tr, , drop = FALSE])
-      ztr <- apply_map(kp$coords, fit$map)
-      zte <- apply_map(predict(kp, x[!tr, , drop = FALSE]), fit$map)
-      kk <- min(k, nrow(ztr))
-      pred <- knn_vote(ztr, y[tr], zte, kk)$class
-      list(acc = mean(pred == y[!tr]), error = NA_character_)
-    }, error = function(e) list(acc = NA_real_, error = conditionMessage(e)))
-    p()
-    out
-  }
+  # one thread (NCA's own threads, unless learner_args sets num_threads, and
+  # the OpenMP threads of KPCA's and Eigen's products), as threads competing
+  # with other workers for the same cores slow all of them down.
+  job <- list(tasks = tasks, fold_id = fold_id, x = x, y = y, kernels = kernels,
+              lrn = lrn, learner_args = learner_args, neighbors = neighbors,
+              rank = rank, tol = tol, k = k,
+              one_thread = future::nbrOfWorkers() > 1)
   # future.apply hands each worker a contiguous chunk of tasks, and tasks
   # differ in cost (small bandwidths keep every KPCA component, large ones
   # few). A fixed low-discrepancy permutation spreads the costly tasks over
   # all chunks; it does not depend on the plan, so the random streams (tied
   # to list positions by future.seed) and the results do not either.
+  # The task function lives in the package namespace and gets all its data
+  # in one argument, so no globals need to be searched for or sent: a worker
+  # finds the package's functions in its own copy of the namespace (each
+  # object sent to a worker costs a network round trip).
   n_tasks <- nrow(tasks)
   perm <- order((seq_len(n_tasks) * 0.6180339887498949) %% 1)
   res <- vector("list", n_tasks)
-  res[perm] <- future.apply::future_lapply(perm, run_task,
+  res[perm] <- future.apply::future_lapply(perm, cv_task_call, job = job,
+                                           progress = p,
                                            future.seed = TRUE,
+                                           future.globals = FALSE,
                                            future.packages = "kmaha")
   acc <- matrix(vapply(res, `[[`, numeric(1), "acc"), nrow = length(kernels),
                 ncol = v, byrow = TRUE,
@@ -163,6 +152,40 @@ plot.kmaha_cv <- function(x, ...) {
   graphics::segments(xs[ok], lo[ok], xs[ok], hi[ok])
   graphics::points(xs[x$best], cu$mean[x$best], pch = 1, cex = 2, col = "red")
   invisible(x)
+}
+
+# What the workers receive as the task function: a one-line wrapper is much
+# smaller to send than cv_task() itself, which the worker's own copy of the
+# namespace provides.
+cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
+
+# One kernel-by-fold fit of cv_kernel(): KPCA on the fold's training part,
+# the learner on its coordinates, kNN accuracy on the held-out part.
+cv_task <- function(t, job, progress) {
+  if (job$one_thread) {
+    old <- options(kmaha.num_threads = 1L)
+    old_omp <- cpp_omp_threads(1L)
+    on.exit({
+      options(old)
+      cpp_omp_threads(old_omp)
+    }, add = TRUE)
+  }
+  x <- job$x
+  y <- job$y
+  tr <- job$fold_id != job$tasks$fold[t]
+  out <- tryCatch({
+    kp <- kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
+               rank = job$rank, tol = job$tol)
+    fit <- run_learner(job$lrn, kp$coords, y[tr], job$learner_args,
+                       input = if (job$neighbors == "input") x[tr, , drop = FALSE])
+    ztr <- apply_map(kp$coords, fit$map)
+    zte <- apply_map(predict(kp, x[!tr, , drop = FALSE]), fit$map)
+    kk <- min(job$k, nrow(ztr))
+    pred <- knn_vote(ztr, y[tr], zte, kk)$class
+    list(acc = mean(pred == y[!tr]), error = NA_character_)
+  }, error = function(e) list(acc = NA_real_, error = conditionMessage(e)))
+  progress()
+  out
 }
 
 # Stratified fold labels 1..v: within each class the rows are shuffled and

@@ -65,7 +65,7 @@ writeLines(c(
   "options(kmaha.num_threads = 1)",
   "t1 <- system.time(kmaha(d$x, d$y, learner = a[2], kernel = rbf_kernel(1)))[['elapsed']]",
   "tt <- vapply(seq_len(reps), function(r) system.time(",
-  "  f <- kmaha(d$x, d$y, learner = a[2], kernel = 'cv', seed = 1))[['elapsed']], 0)",
+  "  f <<- kmaha(d$x, d$y, learner = a[2], kernel = 'cv', seed = 1))[['elapsed']], 0)",
   "cat(sprintf('%.4f %.4f %g %.4f\\n', t1, stats::median(tt), f$kernel$sigma,",
   "            max(f$kernel_choice$cv$curve$mean, na.rm = TRUE)))"), child)
 out <- one_core(rscript, c(shQuote(child), shQuote(dat_file), learner, max(1, reps - 1)))

@@ -153,6 +153,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_omp_threads
+int cpp_omp_threads(int n);
+RcppExport SEXP _kmaha_cpp_omp_threads(SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_omp_threads(n));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kpca_gram
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method);
 RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
@@ -295,6 +305,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 2},
+    {"_kmaha_cpp_omp_threads", (DL_FUNC) &_kmaha_cpp_omp_threads, 1},
     {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 4},
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
     {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},

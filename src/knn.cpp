@@ -1,6 +1,9 @@
 #include "glue.h"
 #include <kmaha/knn.hpp>
 #include <kmaha/linalg.hpp>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 // kNN vote of query rows q against training rows x with labels y (1-based
 // integer codes, p classes).  self = TRUE: q is x, leave-one-out.
@@ -46,4 +49,19 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L) {
   return kmaha::apply_map(x, L);
+}
+
+// Sets the number of OpenMP threads that the core's parallel loops and
+// Eigen's products use from now on in this process (n <= 0: leave it) and
+// returns the previous setting; 1 without OpenMP.
+// [[Rcpp::export(rng = false)]]
+int cpp_omp_threads(int n) {
+#ifdef _OPENMP
+  const int old = omp_get_max_threads();
+  if (n > 0) omp_set_num_threads(n);
+  return old;
+#else
+  (void)n;
+  return 1;
+#endif
 }
