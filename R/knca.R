@@ -173,10 +173,7 @@ knca_init <- function(init, K, dim) {
 predict.kmaha_knca <- function(object, newdata = NULL,
                                type = c("class", "prob", "transform"),
                                k = 1, ...) {
-  predict_embedded(object, newdata, match.arg(type), k, function(x) {
-    apply_map(cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x),
-              object$U)
-  })
+  predict_embedded(object, newdata, match.arg(type), k, kernel_trick_embed(object))
 }
 
 #' @export

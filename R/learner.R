@@ -78,6 +78,15 @@ predict.kmaha_linear <- function(object, newdata = NULL,
   })
 }
 
+# The embedding function of a kernel-trick fit (KNCA, KDNE): new rows x go
+# to U k(X_train, x), with the training scaling applied first.
+kernel_trick_embed <- function(object) {
+  function(x) {
+    apply_map(cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x),
+              object$U)
+  }
+}
+
 # The body every predict method shares: map newdata into the learned space
 # with `embed` (a function of the numeric predictor matrix), then classify
 # by kNN against the training embedding.  newdata = NULL gives the training
