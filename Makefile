@@ -45,7 +45,8 @@ check: deps
 	_R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
 
 bench: install
-	for f in bench/*.R; do $(RSCRIPT) $$f; done
+	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
+	  $(RSCRIPT) bench/$$f.R || exit 1; done
 
 clean:
 	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so
