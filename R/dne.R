@@ -102,14 +102,9 @@ dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
   }
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
-  if (is.null(targets)) {
-    warn_small_classes(y, k)
-    targets <- cpp_dne_neighbors(xs, as.integer(y), k, FALSE)
-    source <- "input"
-  } else {
-    targets <- check_dne_targets(targets, y)
-    source <- "supplied"
-  }
+  tg <- dne_targets(targets, xs, y, k, gram = FALSE, found_in = "input")
+  targets <- tg$targets
+  source <- tg$source
   res <- cpp_dne_fit(xs, targets$same, targets$other,
                      if (is.null(dim)) 0L else dim, lambda)
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
@@ -145,6 +140,17 @@ check_dots_empty_dne <- function(dots) {
 }
 
 # One warning naming every class too small to supply k same-class neighbours.
+# DNE's and KDNE's target neighbours: the supplied ones (validated), or the
+# k nearest same- and other-class neighbours found from `z` (inputs, or a
+# Gram matrix when gram = TRUE), with one warning for classes too small.
+dne_targets <- function(targets, z, y, k, gram, found_in) {
+  if (!is.null(targets)) {
+    return(list(targets = check_dne_targets(targets, y), source = "supplied"))
+  }
+  warn_small_classes(y, k)
+  list(targets = cpp_dne_neighbors(z, as.integer(y), k, gram), source = found_in)
+}
+
 warn_small_classes <- function(y, k) {
   counts <- table(y)
   small <- counts[counts < k + 1L]

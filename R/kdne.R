@@ -87,14 +87,9 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
   K <- cpp_kernel_matrix(kernel, xs, NULL)
-  if (is.null(targets)) {
-    warn_small_classes(y, k)
-    targets <- cpp_dne_neighbors(K, as.integer(y), k, TRUE)
-    source <- "feature space"
-  } else {
-    targets <- check_dne_targets(targets, y)
-    source <- "supplied"
-  }
+  tg <- dne_targets(targets, K, y, k, gram = TRUE, found_in = "feature space")
+  targets <- tg$targets
+  source <- tg$source
   res <- tryCatch(
     cpp_kdne_fit(K, targets$same, targets$other,
                  if (is.null(dim)) 0L else dim, eps),
