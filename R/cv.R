@@ -37,7 +37,10 @@
 #' @param learner_args A named list of further arguments for the learner.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found (see [kmaha()]).
-#' @param rank,tol Passed to [kpca()].
+#' @param rank,tol,landmarks,landmark_method Passed to [kpca()]: with
+#'   `landmarks` (a number, or a matrix of points), every fold's KPCA uses
+#'   the Nystrom method, and a number of landmarks is drawn within each
+#'   fold's training part.
 #' @param seed `NULL`, or a number for [set.seed()] used to draw the folds and
 #'   the parallel random streams (the global random state is restored after).
 #' @param ... Unused; must be empty.
@@ -56,9 +59,11 @@
 cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       folds = 5, k = 1, learner_args = list(),
                       neighbors = c("feature", "input"), rank = NULL,
-                      tol = 1e-8, seed = NULL, ...) {
+                      tol = 1e-8, seed = NULL, landmarks = NULL,
+                      landmark_method = c("random", "kmeans++"), ...) {
   check_dots_empty(...)
   neighbors <- match.arg(neighbors)
+  landmark_method <- match.arg(landmark_method)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   kernels <- check_kernel_list(kernels)
@@ -81,7 +86,8 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   # with other workers for the same cores slow all of them down.
   job <- list(tasks = tasks, fold_id = fold_id, x = x, y = y, kernels = kernels,
               lrn = lrn, learner_args = learner_args, neighbors = neighbors,
-              rank = rank, tol = tol, k = k,
+              rank = rank, tol = tol, k = k, landmarks = landmarks,
+              landmark_method = landmark_method,
               one_thread = future::nbrOfWorkers() > 1)
   # future.apply hands each worker a contiguous chunk of tasks, and tasks
   # differ in cost (small bandwidths keep every KPCA component, large ones
@@ -175,7 +181,8 @@ cv_task <- function(t, job, progress) {
   tr <- job$fold_id != job$tasks$fold[t]
   out <- tryCatch({
     kp <- kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
-               rank = job$rank, tol = job$tol)
+               rank = job$rank, tol = job$tol, landmarks = job$landmarks,
+               landmark_method = job$landmark_method)
     fit <- run_learner(job$lrn, kp$coords, y[tr], job$learner_args,
                        input = if (job$neighbors == "input") x[tr, , drop = FALSE])
     ztr <- apply_map(kp$coords, fit$map)

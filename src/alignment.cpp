@@ -6,21 +6,21 @@
 // class codes of p classes.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
-                                  const arma::ivec& y, int p) {
+                                  const arma::ivec& y, int p,
+                                  int threads = 0) {
   std::vector<kmaha::base_kernel> bks;
   bks.reserve(kernels.size());
   for (R_xlen_t i = 0; i < kernels.size(); ++i) {
-    std::vector<kmaha::kernel_spec> specs;
-    std::vector<double> w;
-    kmaha_glue::flatten_kernel(Rcpp::as<Rcpp::List>(kernels[i]), 1.0, specs, w);
+    const kmaha_glue::flat_kernel k(Rcpp::as<Rcpp::List>(kernels[i]));
     kmaha::base_kernel bk;
-    bk.parts = specs;
-    bk.weights = arma::vec(w);
+    bk.parts = k.specs;
+    bk.weights = k.weights;
     bks.push_back(bk);
   }
   const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
   const kmaha::alignment_stats st = kmaha::alignment_products(
-      bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::r_interrupt());
+      bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::r_interrupt(), 4.0e6,
+      kmaha_glue::resolve_threads(threads));
   return Rcpp::List::create(
       Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
       Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),

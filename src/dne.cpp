@@ -27,14 +27,15 @@ Rcpp::IntegerMatrix from_index(const arma::umat& idx) {
 // distance from the Gram matrix x (gram = TRUE).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
-                             bool gram) {
+                             bool gram, int threads = 0) {
   const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
   arma::umat same, other;
   if (gram) {
     kmaha::dne_neighbors_gram(x, yy, k, same, other,
                               kmaha_glue::r_interrupt());
   } else {
-    kmaha::dne_neighbors(x, yy, k, same, other, 256, kmaha_glue::r_interrupt());
+    kmaha::dne_neighbors(x, yy, k, same, other, 256, kmaha_glue::r_interrupt(),
+                         kmaha_glue::resolve_threads(threads));
   }
   return Rcpp::List::create(Rcpp::Named("same") = from_index(same),
                             Rcpp::Named("other") = from_index(other));

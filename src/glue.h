@@ -17,6 +17,16 @@ inline kmaha::interrupt_fn r_interrupt() {
   return []() { Rcpp::checkUserInterrupt(); };
 }
 
+// The thread count for a core call: `requested` when positive, else the
+// package setting resolved in R by kmaha_threads() (option
+// kmaha.num_threads, environment variable KMAHA_NUM_THREADS, default 2).
+inline int resolve_threads(int requested) {
+  if (requested > 0) return requested;
+  const Rcpp::Environment ns = Rcpp::Environment::namespace_env("kmaha");
+  const Rcpp::Function current = ns["kmaha_threads"];
+  return Rcpp::as<int>(current());
+}
+
 // A kernel object made by rbf_kernel() & co. (already validated in R).
 inline kmaha::kernel_spec kernel_from_list(const Rcpp::List& k) {
   kmaha::kernel_spec s;
@@ -45,6 +55,21 @@ inline kmaha::kernel_spec kernel_from_list(const Rcpp::List& k) {
 
 // Flatten a kernel object (a base kernel or a weighted sum) into base specs
 // and weights.
+inline void flatten_kernel(const Rcpp::List& k, double w,
+                           std::vector<kmaha::kernel_spec>& specs,
+                           std::vector<double>& weights);
+
+// A kernel object as the base specs and weights of its sum.
+struct flat_kernel {
+  std::vector<kmaha::kernel_spec> specs;
+  arma::vec weights;
+  explicit flat_kernel(const Rcpp::List& k) {
+    std::vector<double> w;
+    flatten_kernel(k, 1.0, specs, w);
+    weights = arma::vec(w);
+  }
+};
+
 inline void flatten_kernel(const Rcpp::List& k, double w,
                            std::vector<kmaha::kernel_spec>& specs,
                            std::vector<double>& weights) {

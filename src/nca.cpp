@@ -3,6 +3,7 @@
 #include "glue.h"
 #include "optim.h"
 #include <kmaha/nca.hpp>
+#include <kmaha/nca_minibatch.hpp>
 #include "nca_isa.h"
 
 namespace {
@@ -124,4 +125,30 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
   Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
   res["isa"] = std::string(obj->isa());
   return res;
+}
+
+// ---------------------------------------------------------------------------
+// Mini-batch NCA (kmaha/nca_minibatch.hpp): Adam steps on the NCA objective
+// of batches of rows.  batches: b x steps matrix of 1-based row indices, one
+// column per step (drawn in R).  Each batch's objective is the copy of the
+// core that make_nca() picks, on `threads` threads.
+// [[Rcpp::export(rng = false)]]
+Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y,
+                             const arma::mat& A0, double lambda,
+                             const arma::imat& batches, double learning_rate,
+                             int threads, std::string isa = "auto") {
+  if (batches.min() < 1) Rcpp::stop("batch indices must be positive");
+  kmaha::nca_minibatch_options o;
+  o.lambda = lambda;
+  o.learning_rate = learning_rate;
+  const kmaha::nca_batch_factory make = [&](const arma::mat& xb, const arma::uvec& yb) {
+    return make_nca(isa, xb, yb, 0.0, nullptr, threads, 0);
+  };
+  const kmaha::nca_minibatch_result r = kmaha::nca_minibatch(
+      x, zero_based(y), A0, arma::conv_to<arma::umat>::from(batches - 1), o,
+      make, kmaha_glue::r_interrupt());
+  return Rcpp::List::create(
+      Rcpp::Named("map") = r.A, Rcpp::Named("value") = r.objective,
+      Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
+      Rcpp::Named("isa") = r.isa);
 }

@@ -253,23 +253,6 @@ test_that("verbose prints optimizer progress", {
   expect_output(nca(iris[, 1:4], iris$Species, verbose = TRUE), "evaluation 1:")
 })
 
-test_that("num_threads defaults come from the option, then the environment", {
-  withr_opt <- options(kmaha.num_threads = NULL)
-  on.exit(options(withr_opt), add = TRUE)
-  old_env <- Sys.getenv("KMAHA_NUM_THREADS", NA)
-  on.exit(if (is.na(old_env)) Sys.unsetenv("KMAHA_NUM_THREADS") else
-    Sys.setenv(KMAHA_NUM_THREADS = old_env), add = TRUE)
-  Sys.unsetenv("KMAHA_NUM_THREADS")
-  expect_identical(nca_threads(NULL), 2L)
-  Sys.setenv(KMAHA_NUM_THREADS = "1")
-  expect_identical(nca_threads(NULL), 1L)
-  options(kmaha.num_threads = 3)
-  expect_identical(nca_threads(NULL), 3L)
-  expect_identical(nca_threads(1), 1L)
-  expect_error(nca_threads(0), "`num_threads` must be a single whole number >= 1.",
-               fixed = TRUE)
-})
-
 test_that("bad input gives clear errors", {
   x <- as.matrix(iris[, 1:4])
   y <- iris$Species

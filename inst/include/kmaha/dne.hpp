@@ -155,11 +155,14 @@ inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
 // (Euclidean distance) in one pass.  Ties are broken by the lower index, as
 // in class_neighbors().  The inner products are computed in blocks of
 // `block` columns with Eigen's matrix product, which is cache-blocked and
-// vectorised whatever BLAS R uses; memory stays O(n * block).
+// vectorised whatever BLAS R uses; memory stays O(n * block) per thread.
+// Blocks run on num_threads threads; each point's lists are built by one
+// thread, so the result does not depend on the thread count.
 inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
                           arma::umat& same, arma::umat& other,
                           arma::uword block = 256,
-                          const interrupt_fn& interrupt = no_interrupt) {
+                          const interrupt_fn& interrupt = no_interrupt,
+                          int num_threads = 1) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
   same.set_size(n, k);
@@ -167,15 +170,22 @@ inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k
   if (k == 0 || n == 0) return;
   const arma::vec sq = arma::sum(arma::square(X), 1);
   const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), X.n_rows, X.n_cols);
-  Eigen::MatrixXd C;
-  std::vector<detail::nb_entry> bs(k), bo(k);
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block);
-    C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
+  struct scratch {
+    Eigen::MatrixXd C;
+    std::vector<detail::nb_entry> bs, bo;
+  };
+  per_thread<scratch> work(num_threads);
+  const row_blocks blocks(n, block);
+  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+    scratch& w = work.local();
+    w.bs.resize(k);
+    w.bo.resize(k);
+    const arma::uword s = blocks.start(b), e = blocks.end(b);
+    w.C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
     for (arma::uword q = 0; q < e - s; ++q)
-      detail::select_both(C.data() + q * n, sq, s + q, y, k, bs, bo, same, other);
-    interrupt();
-  }
+      detail::select_both(w.C.data() + q * n, sq, s + q, y, k, w.bs, w.bo,
+                          same, other);
+  }, interrupt);
 }
 
 // The same lists by feature-space distance from a Gram matrix K:

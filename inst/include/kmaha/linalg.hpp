@@ -9,11 +9,15 @@
 
 #include <Eigen/Dense>
 #include "common.hpp"
+#include "parallel.hpp"
 
 namespace kmaha {
 
-// X L' (n x d) for X n x D and L d x D.
-inline arma::mat apply_map(const arma::mat& X, const arma::mat& L) {
+// X L' (n x d) for X n x D and L d x D, on num_threads threads (Eigen's own
+// parallel product).
+inline arma::mat apply_map(const arma::mat& X, const arma::mat& L,
+                           int num_threads = 1) {
+  const thread_scope threads(num_threads);
   if (X.n_cols != L.n_cols) {
     throw error("apply_map: the map must have one column per column of X");
   }
