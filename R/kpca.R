@@ -142,7 +142,8 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
     fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method)
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
-    fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method))
+    fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method),
+                     n = nrow(x))
     fit <- kpca_finish(fit, args, rownames(x))
     fit$x <- x
   }
@@ -384,9 +385,18 @@ kpca_check_args <- function(n, rank, tol, method) {
        method = method, requested = method)
 }
 
-# Turn core errors into plain R errors (no C++ call in the message).
-kpca_call <- function(expr) {
-  tryCatch(expr, error = function(e) stop(conditionMessage(e), call. = FALSE))
+# Turn core errors into plain R errors (no C++ call in the message); a
+# failed allocation of exact KPCA's n x n matrices points to the Nystrom
+# method.
+kpca_call <- function(expr, n = NULL) {
+  tryCatch(expr, error = function(e) {
+    msg <- conditionMessage(e)
+    if (!is.null(n) && grepl("bad_alloc|cannot allocate", msg)) {
+      stopf("Exact kernel PCA of %d points ran out of memory: it needs the %d x %d Gram matrix (%.2f GB) and a copy of it. For large n use the Nystrom method, e.g. kpca(x, kernel, landmarks = 1000) or kmaha(..., landmarks = 1000).",
+            n, n, n, 8 * n^2 / 1e9)
+    }
+    stop(msg, call. = FALSE)
+  })
 }
 
 kpca_finish <- function(fit, args, row_names, proj_names = row_names) {

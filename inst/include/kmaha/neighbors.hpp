@@ -72,14 +72,41 @@ struct search_scratch {
   arma::mat Bt;
   std::vector<arma::uword> cand, row;
 };
+
+// The k nearest rows of X for every row of Q among the candidates j with
+// keep(qi, j), by blocks of query rows on num_threads threads (each query is
+// handled by one thread, so the result does not depend on the thread
+// count); store(qi, row, d) receives the ordered indices and the squared
+// distances of query qi.  Memory is O(block * n) per thread.
+template <class Keep, class Store>
+inline void blocked_search(const arma::mat& X, const arma::mat& Q,
+                           arma::uword k, arma::uword block, Keep keep,
+                           Store store, const interrupt_fn& interrupt,
+                           int num_threads) {
+  const arma::uword n = X.n_rows;
+  const arma::vec xx = arma::sum(arma::square(X), 1);
+  const row_blocks blocks(Q.n_rows, neighbor_block(n, block));
+  per_thread<search_scratch> scratch(num_threads);
+  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+    search_scratch& w = scratch.local();
+    w.row.resize(k);
+    const arma::uword s = blocks.start(b), e = blocks.end(b);
+    block_sq_dist(X, xx, Q, s, e, w.Bt);
+    for (arma::uword q = 0; q < e - s; ++q) {
+      const arma::uword qi = s + q;
+      const double* d = w.Bt.colptr(q);
+      k_smallest(d, n, k, [&](arma::uword j) { return keep(qi, j); }, w.cand,
+                 w.row.data());
+      store(qi, w.row.data(), d);
+    }
+  }, interrupt);
+}
 }  // namespace detail
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
 // If `self` is true, Q is X itself and each point is excluded from its own
 // neighbour list.  Returns an m x k matrix of 0-based indices, and optionally
-// the matching squared distances.  Blocks of query rows run on num_threads
-// threads (each query is handled by one thread: the result does not depend
-// on the thread count); memory is O(block * n) per thread.
+// the matching squared distances.  Blocks of query rows run in parallel.
 inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
                              arma::uword k, bool self,
                              arma::mat* dist_out = nullptr,
@@ -91,25 +118,16 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
   if (Q.n_cols != X.n_cols) throw error("knn_search: X and Q differ in columns");
   arma::umat idx(m, k);
   if (dist_out) dist_out->set_size(m, k);
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const row_blocks blocks(m, neighbor_block(n, block));
-  per_thread<detail::search_scratch> scratch(num_threads);
-  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
-    detail::search_scratch& w = scratch.local();
-    w.row.resize(k);
-    const arma::uword s = blocks.start(b), e = blocks.end(b);
-    detail::block_sq_dist(X, xx, Q, s, e, w.Bt);
-    for (arma::uword q = 0; q < e - s; ++q) {
-      const double* d = w.Bt.colptr(q);
-      const arma::uword qi = s + q;
-      detail::k_smallest(d, n, k, [&](arma::uword j) { return !self || j != qi; },
-                         w.cand, w.row.data());
-      for (arma::uword t = 0; t < k; ++t) {
-        idx(qi, t) = w.row[t];
-        if (dist_out) (*dist_out)(qi, t) = std::max(0.0, d[w.row[t]]);
-      }
-    }
-  }, interrupt);
+  detail::blocked_search(
+      X, Q, k, block,
+      [&](arma::uword qi, arma::uword j) { return !self || j != qi; },
+      [&](arma::uword qi, const arma::uword* row, const double* d) {
+        for (arma::uword t = 0; t < k; ++t) {
+          idx(qi, t) = row[t];
+          if (dist_out) (*dist_out)(qi, t) = std::max(0.0, d[row[t]]);
+        }
+      },
+      interrupt, num_threads);
   return idx;
 }
 
@@ -125,25 +143,15 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
   arma::umat idx(n, k);
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const row_blocks blocks(n, neighbor_block(n, block));
-  per_thread<detail::search_scratch> scratch(num_threads);
-  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
-    detail::search_scratch& w = scratch.local();
-    w.row.resize(k);
-    const arma::uword s = blocks.start(b), e = blocks.end(b);
-    detail::block_sq_dist(X, xx, X, s, e, w.Bt);
-    for (arma::uword q = 0; q < e - s; ++q) {
-      const arma::uword qi = s + q;
-      const arma::uword cq = y[qi];
-      detail::k_smallest(w.Bt.colptr(q), n, k,
-                         [&](arma::uword j) {
-                           return j != qi && ((y[j] == cq) == same);
-                         },
-                         w.cand, w.row.data());
-      for (arma::uword t = 0; t < k; ++t) idx(qi, t) = w.row[t];
-    }
-  }, interrupt);
+  detail::blocked_search(
+      X, X, k, block,
+      [&](arma::uword qi, arma::uword j) {
+        return j != qi && ((y[j] == y[qi]) == same);
+      },
+      [&](arma::uword qi, const arma::uword* row, const double*) {
+        for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
+      },
+      interrupt, num_threads);
   return idx;
 }
 
