@@ -215,7 +215,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     settings = list(learner_args = learner_args, neighbors = neighbors,
                     cv_folds = cv_folds, scale = scale, rank = rank,
                     tol = tol, seed = seed,
-                    landmarks = if (is.matrix(landmarks)) nrow(landmarks) else landmarks,
+                    landmarks = if (!is.null(kp$landmarks)) nrow(kp$landmarks),
                     landmark_method = landmark_method),
     call = call)
   class(fit) <- "kmaha_fit"

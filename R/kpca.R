@@ -255,7 +255,8 @@ print.kmaha_kpca <- function(x, ...) {
               paste(formatC(show, digits = 4, format = "g"), collapse = " "),
               if (length(x$eigenvalues) > length(show)) " ..." else ""))
   if (x$trace > 0) {
-    cat(sprintf("  share of feature-space variance kept: %.4f\n",
+    cat(sprintf("  share of %s variance kept: %.4f\n",
+                if (nys) "the landmark span's" else "feature-space",
                 sum(x$eigenvalues) / x$trace))
   }
   invisible(x)

@@ -132,3 +132,68 @@ test_that("bad Nystrom arguments give exact errors", {
   expect_error(kpca(x_nys, landmarks = 10, landmark_method = "greedy"),
                "'arg' should be one of", fixed = TRUE)
 })
+
+test_that("kmaha() with every training point as a landmark predicts as exact kmaha()", {
+  set.seed(4)
+  idx <- c(sample(50, 20), 50 + sample(50, 20), 100 + sample(50, 20))
+  x <- as.matrix(iris[idx, 1:4])
+  y <- iris$Species[idx]
+  ex <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10)
+  ny <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10,
+              landmarks = x)
+  expect_identical(ny$kpca$method, "nystrom")
+  expect_identical(ny$targets, ex$targets)
+  newx <- as.matrix(iris[-idx, 1:4])
+  expect_identical(predict(ny, newx), predict(ex, newx))
+  # DNE's embedding is the same up to the signs of its axes
+  e1 <- predict(ex, newx, type = "transform")
+  e2 <- predict(ny, newx, type = "transform")
+  expect_equal(abs(e2), abs(e1), tolerance = 1e-5, ignore_attr = TRUE)
+  # a number of landmarks, kmeans++: reproducible, predicts new data
+  set.seed(9)
+  f1 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 15,
+              landmark_method = "kmeans++")
+  set.seed(9)
+  f2 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 15,
+              landmark_method = "kmeans++")
+  expect_identical(f1$kpca$landmark_index, f2$kpca$landmark_index)
+  expect_identical(f1$settings$landmarks, 15L)
+  expect_gt(mean(predict(f1, newx) == iris$Species[-idx]), 0.8)
+  expect_error(kmaha(x, y, kernel = rbf_kernel(1), landmarks = x[, 1:2]),
+               "`landmarks` has 2 columns but `x` has 4; landmark points need the columns of `x`.",
+               fixed = TRUE)
+})
+
+test_that("align_kernels(landmarks = m) aligns on m rows drawn within classes", {
+  x <- scale(as.matrix(iris[, 1:4]))
+  y <- iris$Species
+  kern <- lapply(c(0.3, 1, 3), rbf_kernel)
+  set.seed(12)
+  al <- align_kernels(x, y, kern, landmarks = 31)
+  expect_length(al$rows, 31L)
+  expect_identical(anyDuplicated(al$rows), 0L)
+  # 31 rows in proportion to three classes of 50: 10, 10, 11 (largest remainder)
+  expect_setequal(as.vector(table(y[al$rows])), c(10L, 10L, 11L))
+  ref <- align_kernels(x[al$rows, ], y[al$rows], kern)
+  expect_equal(al$weights, ref$weights)
+  expect_equal(al$alignment, ref$alignment)
+  expect_null(align_kernels(x, y, kern)$rows)
+  expect_null(align_kernels(x, y, kern, landmarks = 500)$rows)
+  expect_error(align_kernels(x, y, kern, landmarks = 1),
+               "`landmarks` must be NULL or a number of rows (a whole number >= 2) on which to compute the alignment.",
+               fixed = TRUE)
+})
+
+test_that("cv_kernel() with landmarks runs Nystrom KPCA in every fold", {
+  x <- scale(as.matrix(iris[, 1:4]))
+  y <- iris$Species
+  cv <- cv_kernel(x, y, "dne", lapply(c(0.5, 2), rbf_kernel), folds = 3,
+                  seed = 3, landmarks = 25)
+  expect_identical(nrow(cv$errors), 0L)
+  expect_true(all(cv$accuracy > 0.8))
+  # more landmarks than a fold's training rows: every fit fails, clearly
+  expect_error(cv_kernel(x, y, "dne", list(rbf_kernel(1)), folds = 3, seed = 3,
+                         landmarks = 120),
+               "`landmarks` must be a number of landmark points between 2 and the number of rows of `x` (100)",
+               fixed = TRUE)
+})
