@@ -96,11 +96,21 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
     r.trace[t] = scale * fb + pen;
     b1t *= o.beta1;
     b2t *= o.beta2;
-    m1 = o.beta1 * m1 + (1.0 - o.beta1) * g;
-    m2 = o.beta2 * m2 + (1.0 - o.beta2) * arma::square(g);
     const double frac = static_cast<double>(t + 1) / static_cast<double>(steps);
     const double lr = lr0 * (frac <= 0.5 ? 1.0 : std::max(0.02, 2.0 * (1.0 - frac)));
-    r.A -= lr * ((m1 / (1.0 - b1t)) / (arma::sqrt(m2 / (1.0 - b2t)) + o.eps));
+    // The Adam step as a plain loop: Armadillo's elementwise sqrt would open
+    // an OpenMP team for these few thousand entries at every step, which
+    // cost more than the batch's objective on a busy machine.
+    const double c1 = 1.0 / (1.0 - b1t), c2 = 1.0 / (1.0 - b2t);
+    double* a = r.A.memptr();
+    double* p1 = m1.memptr();
+    double* p2 = m2.memptr();
+    const double* pg = g.memptr();
+    for (arma::uword k = 0; k < r.A.n_elem; ++k) {
+      p1[k] = o.beta1 * p1[k] + (1.0 - o.beta1) * pg[k];
+      p2[k] = o.beta2 * p2[k] + (1.0 - o.beta2) * pg[k] * pg[k];
+      a[k] -= lr * (p1[k] * c1) / (std::sqrt(p2[k] * c2) + o.eps);
+    }
     if (!r.A.is_finite()) throw error("nca: the mini-batch steps diverged");
     interrupt();
   }

@@ -191,7 +191,6 @@ inline void nystrom_project(const std::vector<kernel_spec>& ks,
     throw error("nystrom: the projection must have one row per landmark");
   if (out.n_rows != n || out.n_cols != projection.n_cols)
     throw error("nystrom: the output has the wrong shape");
-  const thread_scope threads(1);  // Eigen products inside the blocks: serial
   const arma::vec zz = arma::sum(arma::square(Z), 1);
   const row_blocks blocks(n, detail::nystrom_block(m));
   const Eigen::Map<const Eigen::MatrixXd> Pe(projection.memptr(), m, projection.n_cols);
@@ -221,6 +220,9 @@ inline arma::uvec kmeanspp_landmarks(const std::vector<kernel_spec>& ks,
   const arma::uword n = X.n_rows;
   if (m < 1 || m > n) throw error("kmeans++: the number of landmarks must lie in 1..n");
   if (u.n_elem < m) throw error("kmeans++: one uniform number per landmark is needed");
+  // One kernel column per landmark: serial, and Armadillo's elementwise
+  // kernels must not open a thread team for each column.
+  const thread_scope serial(1);
   const arma::vec kd = gram_diag(ks, w, X);
   const arma::vec xx = arma::sum(arma::square(X), 1);
   arma::vec dmin(n);

@@ -131,6 +131,9 @@ inline void parallel_for(std::size_t n_tasks, int num_threads, Body body,
       static_cast<std::size_t>(usable_threads(num_threads)),
       std::max<std::size_t>(n_tasks, 1)));
   if (wave == 0) wave = std::max<std::size_t>(8, 4 * static_cast<std::size_t>(nt));
+  // Inside the parallel region Eigen's and Armadillo's own parallel code
+  // runs serially; a wave run on the calling thread may use num_threads.
+  const thread_scope scope(num_threads);
   for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, nt, body);
@@ -152,6 +155,7 @@ inline void ordered_reduce(std::size_t n_tasks, int num_threads, Make make,
   bufs.reserve(wave);
   for (std::size_t i = 0; i < wave; ++i) bufs.push_back(make());
   auto body = [&](std::size_t task, std::size_t slot) { compute(task, bufs[slot]); };
+  const thread_scope scope(num_threads);
   for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, static_cast<int>(wave), body);
