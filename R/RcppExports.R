@@ -65,8 +65,8 @@ cpp_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means, g
     .Call(`_kmaha_cpp_kpca_project_kernel`, kernel, newdata, x, projection, col_means, grand_mean)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads)
 }
 
 cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form) {

@@ -94,7 +94,8 @@ lmnn <- function(x, ...) UseMethod("lmnn")
 lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
                          init = "auto", lambda = 0, max_iter = 1000,
                          tol = 1e-7, solver = c("auto", "M", "L"),
-                         scale = TRUE, verbose = FALSE, ...) {
+                         scale = TRUE, verbose = FALSE, num_threads = NULL,
+                         ...) {
   if (...length()) {
     stopf("Unknown argument(s) to lmnn(): %s.",
           paste(sQuote(names(list(...)) %||% "", FALSE), collapse = ", "))
@@ -115,6 +116,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   solver <- match.arg(solver)
   scale <- check_flag(scale, "scale")
   verbose <- check_flag(verbose, "verbose")
+  threads <- nca_threads(num_threads)
   feature_names <- colnames(x)
 
   init_mat <- NULL
@@ -162,11 +164,11 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
     k <- ncol(targets)
   }
 
-  solver <- if (solver == "auto") (if (dim < D) "L" else "M") else solver
+  solver <- if (solver == "auto") "L" else solver
   L0 <- lmnn_init(init, init_mat, xs, dim)
 
   res <- cpp_lmnn_fit(xs, as.integer(y), targets, L0, mu, lambda, max_iter,
-                      tol, solver, 10L, 0.2, verbose)
+                      tol, solver, 10L, 0.2, verbose, threads)
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
   convergence <- list(iterations = as.integer(res$iterations),

@@ -1,6 +1,7 @@
 #include "glue.h"
 #include "optim.h"
 #include <cfloat>
+#include <cstdlib>
 #include <kmaha/lmnn.hpp>
 
 namespace {
@@ -32,8 +33,10 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const Rcpp::IntegerMatrix& targets,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
-                        int refresh, double slack, bool verbose) {
-  const kmaha::lmnn::problem P = problem_from_r(x, y, targets, mu, lambda);
+                        int refresh, double slack, bool verbose,
+                        int threads) {
+  if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
+  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
   kmaha::lmnn::options o;
   o.mu = mu;
   o.lambda = lambda;
@@ -41,6 +44,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.tol = tol;
   o.refresh = static_cast<unsigned>(std::max(1, refresh));
   o.slack = slack;
+  o.threads = threads;
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
   if (verbose) {
     progress = [&](unsigned it, double f, double step, std::size_t act) {
@@ -54,30 +58,29 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       }
     };
   }
-  kmaha::lmnn::result r;
-  if (solver == "M") {
-    r = kmaha::lmnn::solve_M(P, init.t() * init, o, kmaha_glue::r_interrupt(),
-                             progress);
-  } else if (solver == "L") {
-    const double factr = tol / DBL_EPSILON;
-    kmaha::lmnn::minimizer_fn lbfgs =
-        [factr](std::function<double(const arma::vec&, arma::vec&)> f,
-                const arma::vec& x0, unsigned maxit) {
-          kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-              f, x0, static_cast<int>(maxit), factr, 0.0);
-          kmaha::lmnn::inner_result ir;
-          ir.par = lr.par;
-          ir.evaluations = static_cast<unsigned>(lr.fncount);
-          ir.stopped = lr.fail != 1;
-          ir.message = lr.message;
-          ir.trace = lr.trace;
-          return ir;
-        };
-    r = kmaha::lmnn::solve_L(P, init, o, lbfgs, kmaha_glue::r_interrupt(),
-                             progress);
-  } else {
-    Rcpp::stop("unknown solver");
-  }
+  const double factr = tol / DBL_EPSILON;
+  const char* em = std::getenv("XLMNN_M");
+  const int mem = em ? std::atoi(em) : 10;
+  if (const char* e = std::getenv("XLMNN_S0")) o.smooth0 = std::atof(e);
+  if (const char* e = std::getenv("XLMNN_SF")) o.smooth_factor = std::atof(e);
+  if (const char* e = std::getenv("XLMNN_SMIN")) o.smooth_min = std::atof(e);
+  kmaha::lmnn::minimizer_fn lbfgs =
+      [factr, mem](std::function<double(const arma::vec&, arma::vec&)> f,
+              const arma::vec& x0, unsigned maxit) {
+        kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
+            f, x0, static_cast<int>(maxit), factr, 0.0, mem);
+        kmaha::lmnn::inner_result ir;
+        ir.par = lr.par;
+        ir.evaluations = static_cast<unsigned>(lr.fncount);
+        ir.stopped = lr.fail != 1;
+        ir.message = lr.message;
+        ir.trace = lr.trace;
+        return ir;
+      };
+  const kmaha::lmnn::result r = kmaha::lmnn::fit(
+      x, yy, targets_from_r(targets), init, o,
+      solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
+      lbfgs, kmaha_glue::r_interrupt(), progress);
   return Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
