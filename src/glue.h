@@ -1,5 +1,5 @@
 // Shared helpers for the Rcpp glue: conversions between R objects and the
-// core's types, and the interrupt callback.  Only src/ includes R headers.
+// core's types, the interrupt callback and the exception guard.  Only src/ includes R headers.
 #ifndef KMAHA_GLUE_H
 #define KMAHA_GLUE_H
 
@@ -11,10 +11,42 @@
 
 namespace kmaha_glue {
 
-// Polled by core loops on the main thread: throws Rcpp's interrupt exception,
-// which the generated wrappers turn into an R interrupt.
+namespace detail {
+inline void check_user_interrupt(void*) { R_CheckUserInterrupt(); }
+}  // namespace detail
+
+// The core's interrupt callback (see the interrupt policy in
+// kmaha/common.hpp): true when the user has asked to stop.  R's check runs
+// under R_ToplevelExec, so the longjmp it makes on a pending interrupt ends
+// there and never crosses C++ frames; the interrupt it consumed is raised
+// again by guarded() once the core has unwound.
+inline kmaha::interrupt_fn user_interrupt() {
+  return []() -> bool {
+    return R_ToplevelExec(detail::check_user_interrupt, nullptr) == FALSE;
+  };
+}
+
+// TEMPORARY adapter for the LMNN solver (kmaha/lmnn.hpp), which still calls
+// the callback as a statement: it throws Rcpp's interrupt exception itself.
+// Remove it once lmnn.hpp calls kmaha::check_interrupt() and src/lmnn.cpp
+// passes user_interrupt().
 inline kmaha::interrupt_fn r_interrupt() {
-  return []() { Rcpp::checkUserInterrupt(); };
+  return []() -> bool {
+    Rcpp::checkUserInterrupt();
+    return false;
+  };
+}
+
+// Runs the body of an exported function: kmaha::interrupted becomes an R
+// interrupt; kmaha::error (a std::runtime_error) and every other exception
+// reach Rcpp's wrapper, which turns them into R errors.
+template <class F>
+inline auto guarded(F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const kmaha::interrupted&) {
+    throw Rcpp::internal::InterruptedException();
+  }
 }
 
 // A kernel object made by rbf_kernel() & co. (already validated in R).

@@ -33,10 +33,10 @@ std::unique_ptr<kmaha::nca_function> make_nca(
   }
   if (avx2_ok && isa != "default") {
     return kmaha_glue::make_nca_avx2(X, y, lambda, reg, threads, block,
-                                     kmaha_glue::r_interrupt());
+                                     kmaha_glue::user_interrupt());
   }
   return std::unique_ptr<kmaha::nca_function>(new kmaha::nca_objective(
-      X, y, lambda, reg, threads, block, kmaha_glue::r_interrupt()));
+      X, y, lambda, reg, threads, block, kmaha_glue::user_interrupt()));
 }
 
 arma::uvec zero_based(const arma::ivec& y) {
@@ -95,16 +95,18 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              int threads, int block = 0,
                              double min_parallel_flops = -1.0,
                              std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, static_cast<arma::uword>(std::max(block, 0)));
-  if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
-  arma::mat G;
-  const double f = obj->evaluate(A, &G);
-  return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
-                            Rcpp::Named("isa") = std::string(obj->isa()));
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    std::unique_ptr<kmaha::nca_function> obj =
+        make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, static_cast<arma::uword>(std::max(block, 0)));
+    if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
+    arma::mat G;
+    const double f = obj->evaluate(A, &G);
+    return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
+                              Rcpp::Named("isa") = std::string(obj->isa()));
+  });
 }
 
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
@@ -115,13 +117,15 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
                        double tol, bool verbose, int threads,
                        std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  const std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, 0);
-  if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
-  Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
-  res["isa"] = std::string(obj->isa());
-  return res;
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    const std::unique_ptr<kmaha::nca_function> obj =
+        make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, 0);
+    if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
+    Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+    res["isa"] = std::string(obj->isa());
+    return res;
+  });
 }

@@ -118,7 +118,7 @@ inline alignment_stats alignment_products(
         yv[c * nb + r] = ideal_value(y[s + r], y[c], off);
     out.S += G.t() * G;
     out.b += G.t() * yv;
-    interrupt();
+    check_interrupt(interrupt);
   }
   out.S = arma::symmatu(out.S);
   return out;

@@ -174,7 +174,7 @@ inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k
     C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
     for (arma::uword q = 0; q < e - s; ++q)
       detail::select_both(C.data() + q * n, sq, s + q, y, k, bs, bo, same, other);
-    interrupt();
+    check_interrupt(interrupt);
   }
 }
 
@@ -194,7 +194,7 @@ inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
   std::vector<detail::nb_entry> bs(k), bo(k);
   for (arma::uword q = 0; q < n; ++q) {
     detail::select_both(K.colptr(q), kd, q, y, k, bs, bo, same, other);
-    if ((q & 255u) == 255u) interrupt();
+    if ((q & 255u) == 255u) check_interrupt(interrupt);
   }
 }
 
@@ -222,7 +222,7 @@ inline arma::mat dne_scatter_t(const arma::mat& Xt, const dne_graph& g,
       li[r] += v;
       lj[r] -= v;
     }
-    if ((e & 4095u) == 4095u) interrupt();
+    if ((e & 4095u) == 4095u) check_interrupt(interrupt);
   }
   arma::mat S = Xc * LXc.t();
   S = 0.5 * (S + S.t());
@@ -317,7 +317,7 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   if (!(eps >= 0.0)) throw error("kdne: eps must be non-negative");
   // K (D - W) K = K' (D - W) K: the scatter of the columns of K.
   const arma::mat M = dne_scatter_t(K, g, interrupt);
-  interrupt();
+  check_interrupt(interrupt);
   arma::mat B = 0.5 * (K + K.t());
   B.diag() += eps;
   arma::mat R;
@@ -329,12 +329,12 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
       arma::min(arma::square(R.diag())) <= piv_tol) {
     throw error("not positive definite");
   }
-  interrupt();
+  check_interrupt(interrupt);
   // C = R^{-T} M R^{-1}
   const arma::mat T = arma::solve(arma::trimatl(R.t()), M);
   arma::mat C = arma::solve(arma::trimatl(R.t()), arma::mat(T.t()));
   C = 0.5 * (C + C.t());
-  interrupt();
+  check_interrupt(interrupt);
   kdne_result r;
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.eigval,
                                                 r.n_negative, r.dim);

@@ -377,39 +377,45 @@ class nca_objective : public nca_function {
 
     for (Eigen::Index c0 = 0; c0 < nblocks; c0 += chunk) {
       const Eigen::Index c1 = std::min(nblocks, c0 + chunk);
+      parallel_errors errs;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
 #endif
       {
         const int t = thread_id();
         RowMat& T = work[t];
-        if (want_grad && !used[t]) {
-          acc_wtz[t].setZero(N, dd);
-          acc_col[t].setZero(N);
-        }
-        used[t] = 1;
+        errs.run([&] {
+          if (want_grad && !used[t]) {
+            acc_wtz[t].setZero(N, dd);
+            acc_col[t].setZero(N);
+          }
+          used[t] = 1;
+        });
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
         for (Eigen::Index blk = c0; blk < c1; ++blk) {
-          const Eigen::Index i0 = blk * b, len = std::min(b, N - i0);
-          if (T.rows() != len || T.cols() != N) T.resize(len, N);
-          T.noalias() = Z.middleRows(i0, len) * Z.transpose();
-          double fsum = 0.0;
-          for (Eigen::Index r = 0; r < len; ++r) {
-            const std::size_t i = static_cast<std::size_t>(i0 + r);
-            fsum += softmax_row(T.row(r).data(), nz.data(), n, i, start_[i],
-                                end_[i], want_grad);
-          }
-          acc_f[t] -= fsum;
-          if (want_grad) {
-            WZ.middleRows(i0, len).noalias() = T * Z;
-            acc_wtz[t].noalias() += T.transpose() * Z.middleRows(i0, len);
-            acc_col[t].noalias() += T.colwise().sum().transpose();
-          }
+          errs.run([&] {
+            const Eigen::Index i0 = blk * b, len = std::min(b, N - i0);
+            if (T.rows() != len || T.cols() != N) T.resize(len, N);
+            T.noalias() = Z.middleRows(i0, len) * Z.transpose();
+            double fsum = 0.0;
+            for (Eigen::Index r = 0; r < len; ++r) {
+              const std::size_t i = static_cast<std::size_t>(i0 + r);
+              fsum += softmax_row(T.row(r).data(), nz.data(), n, i, start_[i],
+                                  end_[i], want_grad);
+            }
+            acc_f[t] -= fsum;
+            if (want_grad) {
+              WZ.middleRows(i0, len).noalias() = T * Z;
+              acc_wtz[t].noalias() += T.transpose() * Z.middleRows(i0, len);
+              acc_col[t].noalias() += T.colwise().sum().transpose();
+            }
+          });
         }
       }
-      interrupt_();
+      errs.rethrow();
+      check_interrupt(interrupt_);
     }
 
     double f = 0.0;
@@ -469,7 +475,7 @@ class nca_objective : public nca_function {
   // Below this many flops per evaluation one thread is used; chunks of about
   // chunk_flops separate the interrupt polls.
   double min_parallel_flops = 2.0e7;
-  double chunk_flops = 2.0e9;
+  double chunk_flops = 2.0e8;
 };
 
 }  // inline namespace KMAHA_NCA_ISA

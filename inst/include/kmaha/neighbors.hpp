@@ -78,7 +78,7 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
         if (dist_out) (*dist_out)(qi, t) = std::max(0.0, d[row[t]]);
       }
     }
-    interrupt();
+    check_interrupt(interrupt);
   }
   return idx;
 }
@@ -119,7 +119,7 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
                          scratch, row.data());
       for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
     }
-    interrupt();
+    check_interrupt(interrupt);
   }
   return idx;
 }
