@@ -26,17 +26,6 @@ inline kmaha::interrupt_fn user_interrupt() {
   };
 }
 
-// TEMPORARY adapter for the LMNN solver (kmaha/lmnn.hpp), which still calls
-// the callback as a statement: it throws Rcpp's interrupt exception itself.
-// Remove it once lmnn.hpp calls kmaha::check_interrupt() and src/lmnn.cpp
-// passes user_interrupt().
-inline kmaha::interrupt_fn r_interrupt() {
-  return []() -> bool {
-    Rcpp::checkUserInterrupt();
-    return false;
-  };
-}
-
 // Runs the body of an exported function: kmaha::interrupted becomes an R
 // interrupt; kmaha::error (a std::runtime_error) and every other exception
 // reach Rcpp's wrapper, which turns them into R errors.

@@ -85,6 +85,10 @@ struct options {
   arma::uword dense_max = 2048; // L-form: exact evaluation through the n x n
   double dense_share = 0.0625;  // Gram when n <= dense_max and the impostor
                                 // pairs are at least this share of n^2
+  std::size_t max_pairs = 0;  // active-set cap (8 bytes a pair; 0: the
+                              // larger of 2^23 and 512 n); beyond it the
+                              // L-form solver searches all pairs at every
+                              // evaluation, so memory stays linear in n
 };
 
 // Problem data shared by both solvers.
@@ -104,6 +108,8 @@ struct problem {
 // Impostor pairs (i, l): l belongs to another class than i.
 struct active_set {
   std::vector<std::uint32_t> i, l;
+  std::size_t found = 0;  // pairs the search found (may exceed size() when capped)
+  bool overflow = false;  // the search found more pairs than it may keep
   std::size_t size() const { return i.size(); }
 };
 
@@ -259,7 +265,7 @@ inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
         if (d < tb) visit(b, a, d);
       }
     }
-    interrupt();
+    check_interrupt(interrupt);
   }
 }
 
@@ -348,18 +354,29 @@ inline double pull_value(const arma::mat& dt) {
 }
 
 // Collect the impostor pairs within the (slackened) thresholds.
+// Collect the impostor pairs within the (slackened) thresholds, keeping at
+// most max_pairs of them (the count goes on; overflow is flagged).
 inline active_set find_impostors(const problem& P, const arma::mat& Zt,
                                  const arma::vec& thr, double slack,
-                                 arma::uword block,
+                                 arma::uword block, std::size_t max_pairs,
                                  const interrupt_fn& interrupt) {
   active_set A;
   const arma::vec thr2 = thr * (1.0 + slack);
   close_pairs(Zt, P.y, thr2, block,
               [&](arma::uword i, arma::uword l, double) {
+                if (++A.found > max_pairs) {
+                  A.overflow = true;
+                  return;
+                }
                 A.i.push_back(static_cast<std::uint32_t>(i));
                 A.l.push_back(static_cast<std::uint32_t>(l));
               },
               interrupt);
+  if (A.overflow) {
+    // not used: release the memory
+    std::vector<std::uint32_t>().swap(A.i);
+    std::vector<std::uint32_t>().swap(A.l);
+  }
   return A;
 }
 
@@ -380,7 +397,7 @@ inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
   arma::mat dt;
   arma::vec thr;
   target_distances(P, Zt, dt, thr);
-  return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
+  return find_impostors(P, Zt, thr, o.slack, o.block, o.max_pairs, interrupt);
 }
 
 struct eval_out {
@@ -613,6 +630,7 @@ inline active_set merge_sets(const active_set& A, const active_set& B,
     U.i.push_back(static_cast<std::uint32_t>(q / n));
     U.l.push_back(static_cast<std::uint32_t>(q % n));
   }
+  U.found = U.size();
   return U;
 }
 
@@ -634,9 +652,11 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   if (M.n_rows != D || M.n_cols != D) throw error("lmnn: initial M has wrong size");
   arma::mat L = psd_project(M);
   workspace ws;
+  options oc = o;  // this solver always keeps every pair it finds
+  oc.max_pairs = std::numeric_limits<std::size_t>::max();
   auto refresh = [&](const arma::mat& Lc) {
     ++res.refreshes;
-    return refresh_impostors(P, Lc, o, interrupt);
+    return refresh_impostors(P, Lc, oc, interrupt);
   };
   active_set A = refresh(L);
   arma::mat G;
@@ -661,7 +681,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   std::deque<double> hist(1, f);     // last accepted values
   while (!converged && it < o.max_iter) {
     ++it;
-    interrupt();
+    check_interrupt(interrupt);
     const double tn = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * tk * tk));
     const double beta = o.momentum ? (tk - 1.0) / tn : 0.0;
     arma::mat Mn = M - alpha * G;
@@ -893,23 +913,28 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   const arma::uword D = P.Xt.n_rows, d = L.n_rows, n = P.Xt.n_cols;
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
   workspace ws;
+  options oc = o;
+  if (oc.max_pairs == 0) oc.max_pairs = std::max<std::size_t>(std::size_t(1) << 23, 512 * n);
   auto refresh = [&](const arma::mat& Lc) {
     ++res.refreshes;
-    return refresh_impostors(P, Lc, o, interrupt);
+    return refresh_impostors(P, Lc, oc, interrupt);
   };
-  bool exact = false;
-  auto choose = [&](std::size_t pairs) {
-    exact = n <= o.dense_max &&
-            static_cast<double>(pairs) >= o.dense_share * static_cast<double>(n) * n;
+  // exact: every evaluation covers all pairs, through the Gram matrix
+  // (gram) or the blocked search (otherwise); else the active set A.
+  bool exact = false, gram = false;
+  auto choose = [&](const active_set& S) {
+    gram = n <= o.dense_max &&
+           static_cast<double>(S.found) >= o.dense_share * static_cast<double>(n) * n;
+    exact = gram || S.overflow;
   };
   active_set A;
   auto eval = [&](const arma::mat& Lx, arma::mat* g, double e) {
     return evaluate_L(P, Lx, exact ? nullptr : &A, g, e, o.block, interrupt, ws,
-                      exact);
+                      gram);
   };
   double eps = o.smooth0;  // smoothing of the hinge (continuation to 0)
   A = refresh(L);
-  choose(A.size());
+  choose(A);
   eval_out ev = eval(L, nullptr, eps);
   double f = ev.value;
   arma::mat L_ref = L;  // last refresh point and its objective
@@ -953,7 +978,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
       f = eo.value;
       ev = eo;
     }
-    interrupt();
+    check_interrupt(interrupt);
     if (exact) {
       res.trace.push_back(ev.exact);
       progress(used, ev.exact, 0.0, A.size());
@@ -961,12 +986,13 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
       continue;
     }
     active_set An = refresh(L);
-    const eval_out er = evaluate_L(P, L, &An, nullptr, eps, o.block, interrupt, ws);
+    const eval_out er = evaluate_L(P, L, An.overflow ? nullptr : &An, nullptr,
+                                   eps, o.block, interrupt, ws);
     if (relative_gt(er.value, f_ref)) {
       // missed impostors made the objective rise: go back with both sets
-      A = merge_sets(A, An, n);
+      A = An.overflow ? std::move(An) : merge_sets(A, An, n);
       L = L_ref;
-      choose(A.size());
+      choose(A);
       ev = eval(L, nullptr, eps);
       f = ev.value;
       res.trace.push_back(ev.exact);
@@ -974,7 +1000,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
     }
     const bool missed = relative_gt(er.value, f);
     A = std::move(An);
-    choose(A.size());
+    choose(A);
     ev = exact ? eval(L, nullptr, eps) : er;
     f = ev.value;
     L_ref = L;
@@ -990,7 +1016,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   res.objective = ev.exact;
   res.converged = converged;
   res.message = msg;
-  res.active_pairs = A.size();
+  res.active_pairs = A.found;
   res.active_triples = ev.triples;
   return res;
 }
@@ -1083,7 +1109,14 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
   const bool reduce = !B.is_empty();
   const arma::mat Xr = reduce ? arma::mat(X * B) : arma::mat();
   problem P = make_problem(reduce ? Xr : X, y, targets, o.mu, o.lambda);
-  const arma::mat L0r = reduce ? arma::mat(L0 * B) : L0;
+  arma::mat L0r = reduce ? arma::mat(L0 * B) : L0;
+  if (L0r.n_rows > L0r.n_cols) {
+    // more rows than the span has dimensions: the same metric with fewer
+    // rows (L0r' L0r = R' R)
+    arma::mat Q, R;
+    if (!arma::qr_econ(Q, R, L0r)) throw error("lmnn: QR decomposition failed");
+    L0r = R;
+  }
   result res;
   if (kind == solver_kind::M) {
     res = solve_M(P, L0r.t() * L0r, o, interrupt, progress);
