@@ -239,8 +239,10 @@ plot.kmaha_alignment <- function(x, ...) {
   lab <- if (has_sigma) format(round(log10(x$sigma), 2)) else
     as.character(seq_along(share))
   # The tick labels are vertical (las = 2): make the bottom margin deep
-  # enough for the longest one and put the axis title below them.
-  label_lines <- 0.6 * max(nchar(lab)) + 1
+  # enough for the longest one (they start one line below the axis) and put
+  # the axis title below them.
+  csi <- graphics::par("csi")
+  label_lines <- 1 + max(graphics::strwidth(lab, units = "inches")) / csi
   op <- graphics::par(mar = c(label_lines + 2.6, 4.1, 4.1, 1.1))
   on.exit(graphics::par(op))
   graphics::barplot(share, names.arg = lab, las = 2,
