@@ -242,19 +242,22 @@ apply_scaling <- function(x, prep) {
 }
 
 # New data at predict time: the training columns, matched by name when the
-# model was trained on named columns (so reordered columns work), by position
-# otherwise.  Rows with missing values and zero rows are allowed: predict()
+# model was trained on named columns (so reordered columns work, and other
+# columns are ignored), by position otherwise.  Rows with missing values and zero rows are allowed: predict()
 # returns NA for such rows.
 check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
-  x <- check_x(newdata, arg, allow_na = TRUE, allow_empty = TRUE)
-  if (!is.null(train_names)) {
-    if (is.null(colnames(x))) stop_unnamed_newdata(train_names, arg)
-    missing_cols <- setdiff(train_names, colnames(x))
+  if (!is.null(train_names) && !is.null(colnames(newdata))) {
+    # Columns not used in training are ignored (whatever their type).
+    missing_cols <- setdiff(train_names, colnames(newdata))
     if (length(missing_cols)) {
       stopf("`%s` lacks column(s) used in training: %s.", arg,
             paste(sQuote(missing_cols, FALSE), collapse = ", "))
     }
-    x <- x[, train_names, drop = FALSE]
+    newdata <- newdata[, train_names, drop = FALSE]
+  }
+  x <- check_x(newdata, arg, allow_na = TRUE, allow_empty = TRUE)
+  if (!is.null(train_names) && is.null(colnames(x))) {
+    stop_unnamed_newdata(train_names, arg)
   }
   if (ncol(x) != ncol_train) {
     stopf("`%s` has %d columns but the model was trained on %d.",
