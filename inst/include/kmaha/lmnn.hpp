@@ -1097,13 +1097,16 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
 #ifdef _OPENMP
   // Eigen sizes its parallel products by the calling thread's OpenMP
   // setting: fix it for the fit, restore it after (also on exceptions).
+  // Products smaller than ~5e7 multiply-adds run on one thread: on them,
+  // waking a second thread costs more than it saves (measured).
+  const double work = static_cast<double>(L0.n_rows) * D * X.n_rows;
   struct omp_guard {
     int old;
     explicit omp_guard(int nt) : old(omp_get_max_threads()) {
       omp_set_num_threads(std::max(1, nt));
     }
     ~omp_guard() { omp_set_num_threads(old); }
-  } guard(o.threads);
+  } guard(work < 5e7 ? 1 : o.threads);
 #endif
   const arma::mat B = difference_span(X);
   const bool reduce = !B.is_empty();
