@@ -73,11 +73,11 @@ cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps = 0.0) 
     .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps)
 }
 
-cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops, isa)
+cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0) {
+    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa)
+cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads)
 }
 

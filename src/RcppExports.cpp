@@ -260,8 +260,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_objective
-Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops, std::string isa);
-RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP isaSEXP) {
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -272,14 +272,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type block(blockSEXP);
     Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops, isa));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads, std::string isa);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP isaSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -291,8 +290,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -316,8 +314,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 15},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 8},
-    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 9},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
 };
 

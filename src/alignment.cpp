@@ -21,7 +21,8 @@ Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
     }
     const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
     const kmaha::alignment_stats st = kmaha::alignment_products(
-        bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt());
+        bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
+        4.0e6, kmaha_glue::isa_setting());
     return Rcpp::List::create(
         Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
         Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),

@@ -35,7 +35,9 @@ Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
       kmaha::dne_neighbors_gram(x, yy, k, same, other,
                                 kmaha_glue::user_interrupt());
     } else {
-      kmaha::dne_neighbors(x, yy, k, same, other, 256, kmaha_glue::user_interrupt());
+      kmaha::dne_neighbors(x, yy, k, same, other, 256,
+                           kmaha_glue::user_interrupt(),
+                           kmaha_glue::isa_setting());
     }
     return Rcpp::List::create(Rcpp::Named("same") = from_index(same),
                               Rcpp::Named("other") = from_index(other));

@@ -1,6 +1,5 @@
 #include "glue.h"
 #include <kmaha/knn.hpp>
-#include <kmaha/linalg.hpp>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -13,7 +12,8 @@ Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
   return kmaha_glue::guarded([&] {
     const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
     kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self,
-                                              kmaha_glue::user_interrupt());
+                                              kmaha_glue::user_interrupt(),
+                                              kmaha_glue::isa_setting());
     return Rcpp::List::create(
         Rcpp::Named("class") = Rcpp::IntegerVector(r.cls.begin(), r.cls.end()) + 1,
         Rcpp::Named("prob") = r.prob);
@@ -27,7 +27,8 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
   return kmaha_glue::guarded([&] {
     arma::mat d;
     const arma::umat idx = kmaha::knn_search(x, q, k, self, &d, 512,
-                                             kmaha_glue::user_interrupt());
+                                             kmaha_glue::user_interrupt(),
+                                             kmaha_glue::isa_setting());
     Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
     for (arma::uword i = 0; i < idx.n_elem; ++i)
       out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
@@ -43,7 +44,8 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
   return kmaha_glue::guarded([&] {
     const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
     const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512,
-                                                  kmaha_glue::user_interrupt());
+                                                  kmaha_glue::user_interrupt(),
+                                                  kmaha_glue::isa_setting());
     Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
     for (arma::uword i = 0; i < idx.n_elem; ++i)
       out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
@@ -51,11 +53,11 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
   });
 }
 
-// x %*% t(L) through the core's Eigen product (independent of R's BLAS).
+// x %*% t(L) through the core's product kernels (independent of R's BLAS).
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L) {
   return kmaha_glue::guarded([&] {
-    return kmaha::apply_map(x, L);
+    return kmaha::apply_map(x, L, kmaha_glue::isa_setting());
   });
 }
 

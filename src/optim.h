@@ -12,7 +12,6 @@
 #define KMAHA_OPTIM_H
 
 #include "glue.h"
-#include <R_ext/Applic.h>
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -20,6 +19,18 @@
 #include <limits>
 #include <string>
 #include <vector>
+
+// R's L-BFGS-B, as declared in R_ext/Applic.h (part of R's API, "Writing R
+// Extensions" 6.8).  That header is not included because the BLAS
+// prototypes it pulls in clash with Armadillo's (GCC warns about every one).
+extern "C" {
+typedef double optimfn(int, double*, void*);
+typedef void optimgr(int, double*, double*, void*);
+void lbfgsb(int n, int m, double* x, double* l, double* u, int* nbd,
+            double* Fmin, optimfn fn, optimgr gr, int* fail, void* ex,
+            double factr, double pgtol, int* fncount, int* grcount, int maxit,
+            char* msg, int trace, int nREPORT);
+}
 
 namespace kmaha_glue {
 
