@@ -48,6 +48,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.refresh = static_cast<unsigned>(std::max(1, refresh));
   o.slack = slack;
   o.threads = threads;
+  o.kernels = kmaha_glue::isa_setting();
   o.dense_max = static_cast<arma::uword>(dense_max);
   o.max_pairs = static_cast<std::size_t>(max_pairs);
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
@@ -91,7 +92,8 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       Rcpp::Named("active_pairs") = static_cast<double>(r.active_pairs),
       Rcpp::Named("active_triples") = static_cast<double>(r.active_triples),
       Rcpp::Named("refreshes") = r.refreshes,
-      Rcpp::Named("evaluations") = r.evaluations);
+      Rcpp::Named("evaluations") = r.evaluations,
+      Rcpp::Named("isa") = std::string(kmaha::isa_name(o.kernels)));
   });
 }
 

@@ -48,11 +48,8 @@
 #include <limits>
 #include <string>
 #include <vector>
-#include <Eigen/Dense>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "common.hpp"
+#include "gemm.hpp"
 #include "neighbors.hpp"
 
 namespace kmaha {
@@ -81,7 +78,8 @@ struct options {
   bool momentum = true;     // Nesterov momentum, restarted on an increase (M)
   bool precondition = true; // whiten by the pull matrix (M)
   arma::uword block = 256;  // rows per block in the all-pairs search
-  int threads = 1;          // OpenMP threads (Eigen's products, searches)
+  int threads = 1;          // threads (reserved: the products run on one)
+  isa kernels = best_isa(); // instruction set of the matrix products
   arma::uword dense_max = 2048; // L-form: exact evaluation through the n x n
   double dense_share = 0.0625;  // Gram when n <= dense_max and the impostor
                                 // pairs are at least this share of n^2
@@ -159,15 +157,24 @@ inline void lap_add(const arma::mat& F, arma::uword a, arma::uword b, double w,
   }
 }
 
-// Z' = L X' (r x n) through Eigen's GEMM (independent of the BLAS R uses;
-// on this package's shapes far faster than the reference BLAS).
-inline void map_points(const arma::mat& L, const arma::mat& Xt, arma::mat& Zt) {
-  Zt.set_size(L.n_rows, Xt.n_cols);
-  if (L.n_rows == 0 || Xt.n_cols == 0) return;
-  const Eigen::Map<const Eigen::MatrixXd> Le(L.memptr(), L.n_rows, L.n_cols);
-  const Eigen::Map<const Eigen::MatrixXd> Xe(Xt.memptr(), Xt.n_rows, Xt.n_cols);
-  Eigen::Map<Eigen::MatrixXd> Ze(Zt.memptr(), Zt.n_rows, Zt.n_cols);
-  Ze.noalias() = Le * Xe;
+// C = op(A) op(B) for column-major matrices (op: transpose when the flag is
+// set), through the core's product kernel (kmaha/gemm.hpp).
+inline void product(isa s, const arma::mat& A, bool ta, const arma::mat& B,
+                    bool tb, arma::mat& C, gemm_buffers& buf) {
+  const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
+  const arma::uword n = tb ? B.n_rows : B.n_cols;
+  C.set_size(m, n);
+  const cview a = ta ? cview::transposed(A.memptr(), A.n_rows)
+                     : cview::col_major(A.memptr(), A.n_rows);
+  const cview b = tb ? cview::transposed(B.memptr(), B.n_rows)
+                     : cview::col_major(B.memptr(), B.n_rows);
+  gemm(s, m, n, k, a, b, C.memptr(), 1, m, false, buf);
+}
+
+// Z' = L X' (r x n).
+inline void map_points(const arma::mat& L, const arma::mat& Xt, arma::mat& Zt,
+                       isa s, gemm_buffers& buf) {
+  product(s, L, false, Xt, false, Zt, buf);
 }
 
 // Build the problem.  X is n x D (one observation per row), targets n x k with
@@ -237,7 +244,7 @@ inline void target_distances(const problem& P, const arma::mat& Zt,
 template <class Visit>
 inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
                         const arma::vec& thr, arma::uword block, Visit visit,
-                        const interrupt_fn& interrupt) {
+                        const interrupt_fn& interrupt, isa kernels = best_isa()) {
   const arma::uword n = Zt.n_cols;
   if (n < 2) return;
   const arma::rowvec zz = arma::sum(arma::square(Zt), 0);
@@ -245,12 +252,18 @@ inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
   const double scale = std::max(1.0, zz.max());
   const double eps = 1e-10 * scale;
   block = std::max<arma::uword>(1, block);
+  gemm_buffers buf;
+  std::vector<double> B(std::min(block, n) * n);  // (e - s) x (n - s) per block
   for (arma::uword s = 0; s < n; s += block) {
     const arma::uword e = std::min(n, s + block);
-    const arma::mat B = Zt.cols(s, e - 1).t() * Zt.cols(s, n - 1);
+    // inner products of the block's points with those from s on
+    gemm(kernels, e - s, n - s, Zt.n_rows,
+         cview::transposed(Zt.colptr(s), Zt.n_rows),
+         cview::col_major(Zt.colptr(s), Zt.n_rows), B.data(), 1, e - s,
+         false, buf);
     for (arma::uword c = 0; c < n - s; ++c) {
       const arma::uword b = s + c;
-      const double* col = B.colptr(c);
+      const double* col = B.data() + c * (e - s);
       const arma::uword rmax = std::min(e, b) - s;  // rows a < b in the block
       const double tb = thr[b];
       const arma::uword yb = y[b];
@@ -359,7 +372,7 @@ inline double pull_value(const arma::mat& dt) {
 inline active_set find_impostors(const problem& P, const arma::mat& Zt,
                                  const arma::vec& thr, double slack,
                                  arma::uword block, std::size_t max_pairs,
-                                 const interrupt_fn& interrupt) {
+                                 const interrupt_fn& interrupt, isa kernels) {
   active_set A;
   const arma::vec thr2 = thr * (1.0 + slack);
   close_pairs(Zt, P.y, thr2, block,
@@ -371,7 +384,7 @@ inline active_set find_impostors(const problem& P, const arma::mat& Zt,
                 A.i.push_back(static_cast<std::uint32_t>(i));
                 A.l.push_back(static_cast<std::uint32_t>(l));
               },
-              interrupt);
+              interrupt, kernels);
   if (A.overflow) {
     // not used: release the memory
     std::vector<std::uint32_t>().swap(A.i);
@@ -393,11 +406,13 @@ inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
                                     const options& o,
                                     const interrupt_fn& interrupt) {
   arma::mat Zt;
-  map_points(Lc, P.Xt, Zt);
+  gemm_buffers buf;
+  map_points(Lc, P.Xt, Zt, o.kernels, buf);
   arma::mat dt;
   arma::vec thr;
   target_distances(P, Zt, dt, thr);
-  return find_impostors(P, Zt, thr, o.slack, o.block, o.max_pairs, interrupt);
+  return find_impostors(P, Zt, thr, o.slack, o.block, o.max_pairs, interrupt,
+                        o.kernels);
 }
 
 struct eval_out {
@@ -411,6 +426,8 @@ struct workspace {
   arma::mat Zt, dt, Q, wt;
   arma::vec thr;
   arma::mat G, Wd;  // exact (dense) evaluation: Gram and pair weights, n x n
+  gemm_buffers buf;
+  isa kernels = best_isa();
 };
 
 inline eval_out evaluate(const problem& P, const arma::mat& L,
@@ -479,7 +496,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
                            const active_set* A, arma::mat* gradL, double eps,
                            arma::uword block, const interrupt_fn& interrupt,
                            workspace& w, bool dense = false) {
-  map_points(L, P.Xt, w.Zt);
+  map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
   const arma::mat& Zt = w.Zt;
   const arma::uword n = Zt.n_cols, dd = Zt.n_rows;
   target_distances(P, Zt, w.dt, w.thr);
@@ -490,13 +507,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
     // Every pair, through the Gram matrix of the mapped points (lower
     // triangle): exact, and for small n with many impostors cheaper than
     // visiting pairs one by one.
-    w.G.set_size(n, n);
-    {
-      const Eigen::Map<const Eigen::MatrixXd> Ze(Zt.memptr(), dd, n);
-      Eigen::Map<Eigen::MatrixXd> Ge(w.G.memptr(), n, n);
-      Ge.setZero();
-      if (dd > 0) Ge.selfadjointView<Eigen::Lower>().rankUpdate(Ze.transpose());
-    }
+    product(w.kernels, Zt, true, Zt, false, w.G, w.buf);
     if (F) {
       w.Wd.zeros(n, n);
       acc.Wd = &w.Wd;
@@ -526,7 +537,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
         if (d < w.thr[i]) acc(i, l, d);
       }
     } else {
-      close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt);
+      close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt, w.kernels);
     }
   }
   acc.finish();
@@ -537,11 +548,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
     const arma::vec deg = arma::sum(S, 1);
     S *= -1.0;
     S.diag() += deg;
-    w.Q.set_size(dd, n);
-    const Eigen::Map<const Eigen::MatrixXd> Ze(Zt.memptr(), dd, n);
-    const Eigen::Map<const Eigen::MatrixXd> Se(S.memptr(), n, n);
-    Eigen::Map<Eigen::MatrixXd> Qe(w.Q.memptr(), dd, n);
-    if (dd > 0 && n > 0) Qe.noalias() = Ze * Se;
+    product(w.kernels, Zt, false, S, false, w.Q, w.buf);
   }
   eval_out out;
   out.pull = pull_value(w.dt);
@@ -560,14 +567,8 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
   out.exact = quad + P.mu * out.push;
   out.value = eps > 0.0 ? quad + P.mu * acc.smooth : out.exact;
   if (gradL) {
-    gradL->set_size(L.n_rows, L.n_cols);
-    const Eigen::Map<const Eigen::MatrixXd> Qe(w.Q.memptr(), w.Q.n_rows, w.Q.n_cols);
-    const Eigen::Map<const Eigen::MatrixXd> Xe(P.Xt.memptr(), P.Xt.n_rows, P.Xt.n_cols);
-    Eigen::Map<Eigen::MatrixXd> Ge(gradL->memptr(), L.n_rows, L.n_cols);
-    if (L.n_rows > 0 && L.n_cols > 0) {
-      if (n > 0) Ge.noalias() = 2.0 * Qe * Xe.transpose();
-      else Ge.setZero();
-    }
+    product(w.kernels, w.Q, false, P.Xt, true, *gradL, w.buf);
+    *gradL *= 2.0;
     if (P.unit_quadratic) {
       *gradL += 2.0 * L;
     } else if (P.lambda > 0.0) {
@@ -652,6 +653,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   if (M.n_rows != D || M.n_cols != D) throw error("lmnn: initial M has wrong size");
   arma::mat L = psd_project(M);
   workspace ws;
+  ws.kernels = o.kernels;
   options oc = o;  // this solver always keeps every pair it finds
   oc.max_pairs = std::numeric_limits<std::size_t>::max();
   auto refresh = [&](const arma::mat& Lc) {
@@ -913,6 +915,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   const arma::uword D = P.Xt.n_rows, d = L.n_rows, n = P.Xt.n_cols;
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
   workspace ws;
+  ws.kernels = o.kernels;
   options oc = o;
   if (oc.max_pairs == 0) oc.max_pairs = std::max<std::size_t>(std::size_t(1) << 23, 512 * n);
   auto refresh = [&](const arma::mat& Lc) {
@@ -1047,16 +1050,14 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
 // Orthonormal basis (D x r) of the span of the differences of the rows of X
 // if r < D; an empty matrix when the span is all of R^D or r < D is not
 // possible (n > D).
-inline arma::mat difference_span(const arma::mat& X, double rtol = 1e-10) {
+inline arma::mat difference_span(const arma::mat& X, isa kernels,
+                                 double rtol = 1e-10) {
   const arma::uword n = X.n_rows, D = X.n_cols;
   if (n == 0 || n - 1 >= D) return arma::mat();
   const arma::mat Xc = X.each_row() - arma::mean(X, 0);
-  arma::mat G(n, n);
-  {
-    const Eigen::Map<const Eigen::MatrixXd> Xe(Xc.memptr(), n, D);
-    Eigen::Map<Eigen::MatrixXd> Ge(G.memptr(), n, n);
-    Ge.noalias() = Xe * Xe.transpose();
-  }
+  gemm_buffers buf;
+  arma::mat G;
+  product(kernels, Xc, false, Xc, true, G, buf);
   G = 0.5 * (G + G.t());
   arma::vec s;
   arma::mat U;
@@ -1066,13 +1067,8 @@ inline arma::mat difference_span(const arma::mat& X, double rtol = 1e-10) {
   if (!(top > 0.0) || keep.n_elem == 0) keep = arma::uvec{s.n_elem - 1};
   // B = Xc' U_r diag(1 / sqrt(s_r)): orthonormal columns spanning the rows
   const arma::mat Ur = U.cols(keep);
-  arma::mat B(D, keep.n_elem);
-  {
-    const Eigen::Map<const Eigen::MatrixXd> Xe(Xc.memptr(), n, D);
-    const Eigen::Map<const Eigen::MatrixXd> Ue(Ur.memptr(), n, Ur.n_cols);
-    Eigen::Map<Eigen::MatrixXd> Be(B.memptr(), D, Ur.n_cols);
-    Be.noalias() = Xe.transpose() * Ue;
-  }
+  arma::mat B;
+  product(kernels, Xc, true, Ur, false, B, buf);
   for (arma::uword c = 0; c < keep.n_elem; ++c) B.col(c) /= std::sqrt(s[keep[c]]);
   return B;
 }
@@ -1094,21 +1090,7 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
                   const progress_fn& progress = no_progress) {
   const arma::uword D = X.n_cols;
   if (L0.n_cols != D || L0.n_rows == 0) throw error("lmnn: initial L has wrong size");
-#ifdef _OPENMP
-  // Eigen sizes its parallel products by the calling thread's OpenMP
-  // setting: fix it for the fit, restore it after (also on exceptions).
-  // Products smaller than ~5e7 multiply-adds run on one thread: on them,
-  // waking a second thread costs more than it saves (measured).
-  const double work = static_cast<double>(L0.n_rows) * D * X.n_rows;
-  struct omp_guard {
-    int old;
-    explicit omp_guard(int nt) : old(omp_get_max_threads()) {
-      omp_set_num_threads(std::max(1, nt));
-    }
-    ~omp_guard() { omp_set_num_threads(old); }
-  } guard(work < 5e7 ? 1 : o.threads);
-#endif
-  const arma::mat B = difference_span(X);
+  const arma::mat B = difference_span(X, o.kernels);
   const bool reduce = !B.is_empty();
   const arma::mat Xr = reduce ? arma::mat(X * B) : arma::mat();
   problem P = make_problem(reduce ? Xr : X, y, targets, o.mu, o.lambda);
