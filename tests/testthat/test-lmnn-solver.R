@@ -167,3 +167,18 @@ test_that("no n x n matrix at large n (address space capped in a child process)"
   expect_true(any(grepl("converged TRUE", out, fixed = TRUE)),
               label = paste(out, collapse = "\n"))
 })
+
+test_that("the impostor search gives the same fit on one and two threads", {
+  d <- toy_data(n = 700, D = 3, p = 4, seed = 9)
+  x <- scale(d$x)
+  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE)
+  fit <- function(threads) {
+    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 300,
+                         1e-5, "L", 10L, 0.2, FALSE, threads, 0, 0)
+  }
+  one <- fit(1L)
+  two <- fit(2L)
+  expect_identical(two$L, one$L)
+  expect_identical(two$objective, one$objective)
+  expect_identical(two$active_pairs, one$active_pairs)
+})

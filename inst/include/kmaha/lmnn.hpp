@@ -50,6 +50,9 @@
 #include <vector>
 #include "common.hpp"
 #include "gemm.hpp"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "neighbors.hpp"
 
 namespace kmaha {
@@ -78,7 +81,7 @@ struct options {
   bool momentum = true;     // Nesterov momentum, restarted on an increase (M)
   bool precondition = true; // whiten by the pull matrix (M)
   arma::uword block = 256;  // rows per block in the all-pairs search
-  int threads = 1;          // threads (reserved: the products run on one)
+  int threads = 1;          // OpenMP threads of the impostor search
   isa kernels = best_isa(); // instruction set of the matrix products
   arma::uword dense_max = 2048; // L-form: exact evaluation through the n x n
   double dense_share = 0.0625;  // Gram when n <= dense_max and the impostor
@@ -241,21 +244,29 @@ inline void target_distances(const problem& P, const arma::mat& Zt,
 // passing the squared distance recomputed from the difference.  Distances
 // are screened in blocks of rows through one matrix product per block (the
 // upper triangle only: each unordered pair is screened once).
-template <class Visit>
-inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
-                        const arma::vec& thr, arma::uword block, Visit visit,
-                        const interrupt_fn& interrupt, isa kernels = best_isa()) {
-  const arma::uword n = Zt.n_cols;
-  if (n < 2) return;
-  const arma::rowvec zz = arma::sum(arma::square(Zt), 0);
-  // screening tolerance for the rounding of the expanded distance
-  const double scale = std::max(1.0, zz.max());
-  const double eps = 1e-10 * scale;
-  block = std::max<arma::uword>(1, block);
-  gemm_buffers buf;
-  std::vector<double> B(std::min(block, n) * n);  // (e - s) x (n - s) per block
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block);
+struct pair_screen {
+  const arma::mat& Zt;
+  const arma::uvec& y;
+  const arma::vec& thr;
+  arma::rowvec zz;  // squared norms of the points
+  double eps;       // screening tolerance for the rounding of the expansion
+  arma::uword block;
+  isa kernels;
+
+  pair_screen(const arma::mat& Zt_, const arma::uvec& y_, const arma::vec& thr_,
+              arma::uword block_, isa kernels_)
+      : Zt(Zt_), y(y_), thr(thr_), zz(arma::sum(arma::square(Zt_), 0)),
+        block(std::max<arma::uword>(1, block_)), kernels(kernels_) {
+    eps = 1e-10 * std::max(1.0, zz.n_elem ? zz.max() : 0.0);
+  }
+  arma::uword blocks() const { return (Zt.n_cols + block - 1) / block; }
+
+  // The pairs (a, b), a < b, with a in block q; B and buf are scratch.
+  template <class Visit>
+  void scan(arma::uword q, std::vector<double>& B, gemm_buffers& buf,
+            Visit&& visit) const {
+    const arma::uword n = Zt.n_cols, s = q * block, e = std::min(n, s + block);
+    B.resize((e - s) * (n - s));
     // inner products of the block's points with those from s on
     gemm(kernels, e - s, n - s, Zt.n_rows,
          cview::transposed(Zt.colptr(s), Zt.n_rows),
@@ -278,6 +289,19 @@ inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
         if (d < tb) visit(b, a, d);
       }
     }
+  }
+};
+
+template <class Visit>
+inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
+                        const arma::vec& thr, arma::uword block, Visit visit,
+                        const interrupt_fn& interrupt, isa kernels = best_isa()) {
+  if (Zt.n_cols < 2) return;
+  const pair_screen ps(Zt, y, thr, block, kernels);
+  std::vector<double> B;
+  gemm_buffers buf;
+  for (arma::uword q = 0; q < ps.blocks(); ++q) {
+    ps.scan(q, B, buf, visit);
     check_interrupt(interrupt);
   }
 }
@@ -368,27 +392,63 @@ inline double pull_value(const arma::mat& dt) {
 
 // Collect the impostor pairs within the (slackened) thresholds.
 // Collect the impostor pairs within the (slackened) thresholds, keeping at
-// most max_pairs of them (the count goes on; overflow is flagged).
+// most max_pairs of them (the count goes on; overflow is flagged).  Blocks of
+// rows are shared among `threads` OpenMP threads, a chunk of blocks at a
+// time (interrupts are polled between chunks, on the calling thread); the
+// pairs are kept in block order, so the set does not depend on the threads.
 inline active_set find_impostors(const problem& P, const arma::mat& Zt,
                                  const arma::vec& thr, double slack,
                                  arma::uword block, std::size_t max_pairs,
-                                 const interrupt_fn& interrupt, isa kernels) {
+                                 const interrupt_fn& interrupt, isa kernels,
+                                 int threads = 1) {
   active_set A;
+  if (Zt.n_cols < 2) return A;
   const arma::vec thr2 = thr * (1.0 + slack);
-  close_pairs(Zt, P.y, thr2, block,
-              [&](arma::uword i, arma::uword l, double) {
-                if (++A.found > max_pairs) {
-                  A.overflow = true;
-                  return;
-                }
-                A.i.push_back(static_cast<std::uint32_t>(i));
-                A.l.push_back(static_cast<std::uint32_t>(l));
-              },
-              interrupt, kernels);
-  if (A.overflow) {
-    // not used: release the memory
-    std::vector<std::uint32_t>().swap(A.i);
-    std::vector<std::uint32_t>().swap(A.l);
+  const pair_screen ps(Zt, P.y, thr2, block, kernels);
+  const arma::uword nb = ps.blocks();
+  const int nt = std::max(1, threads);
+  const arma::uword chunk = static_cast<arma::uword>(4 * nt);
+  std::vector<std::vector<std::uint32_t>> pi(chunk), pl(chunk);
+  for (arma::uword q0 = 0; q0 < nb; q0 += chunk) {
+    const arma::uword q1 = std::min(nb, q0 + chunk);
+    parallel_errors errs;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1 && q1 - q0 > 1)
+#endif
+    {
+      std::vector<double> B;
+      gemm_buffers buf;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (arma::uword q = q0; q < q1; ++q) {
+        errs.run([&] {
+          std::vector<std::uint32_t>& vi = pi[q - q0];
+          std::vector<std::uint32_t>& vl = pl[q - q0];
+          vi.clear();
+          vl.clear();
+          ps.scan(q, B, buf, [&](arma::uword i, arma::uword l, double) {
+            vi.push_back(static_cast<std::uint32_t>(i));
+            vl.push_back(static_cast<std::uint32_t>(l));
+          });
+        });
+      }
+    }
+    errs.rethrow();
+    for (arma::uword q = q0; q < q1; ++q) {
+      std::vector<std::uint32_t>& vi = pi[q - q0];
+      A.found += vi.size();
+      if (!A.overflow && A.found > max_pairs) {
+        A.overflow = true;
+        std::vector<std::uint32_t>().swap(A.i);
+        std::vector<std::uint32_t>().swap(A.l);
+      }
+      if (!A.overflow) {
+        A.i.insert(A.i.end(), vi.begin(), vi.end());
+        A.l.insert(A.l.end(), pl[q - q0].begin(), pl[q - q0].end());
+      }
+    }
+    check_interrupt(interrupt);
   }
   return A;
 }
@@ -412,7 +472,7 @@ inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
   arma::vec thr;
   target_distances(P, Zt, dt, thr);
   return find_impostors(P, Zt, thr, o.slack, o.block, o.max_pairs, interrupt,
-                        o.kernels);
+                        o.kernels, o.threads);
 }
 
 struct eval_out {
