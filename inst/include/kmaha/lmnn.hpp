@@ -262,9 +262,11 @@ struct pair_screen {
   arma::uword blocks() const { return (Zt.n_cols + block - 1) / block; }
 
   // The pairs (a, b), a < b, with a in block q; B and buf are scratch.
+  // recompute = false passes the expanded distance itself (rounding of
+  // order 1e-16 ||z||^2; used when nearly every pair is visited anyway).
   template <class Visit>
   void scan(arma::uword q, std::vector<double>& B, gemm_buffers& buf,
-            Visit&& visit) const {
+            Visit&& visit, bool recompute = true) const {
     const arma::uword n = Zt.n_cols, s = q * block, e = std::min(n, s + block);
     B.resize((e - s) * (n - s));
     // inner products of the block's points with those from s on
@@ -284,7 +286,7 @@ struct pair_screen {
         const double approx = zz[a] + zz[b] - 2.0 * col[r];
         const double ta = thr[a];
         if (approx >= ta + eps && approx >= tb + eps) continue;
-        const double d = col_dist2(Zt, a, b);
+        const double d = recompute ? col_dist2(Zt, a, b) : std::max(0.0, approx);
         if (d < ta) visit(a, b, d);
         if (d < tb) visit(b, a, d);
       }
@@ -295,16 +297,23 @@ struct pair_screen {
 template <class Visit>
 inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
                         const arma::vec& thr, arma::uword block, Visit visit,
-                        const interrupt_fn& interrupt, isa kernels = best_isa()) {
+                        const interrupt_fn& interrupt, isa kernels = best_isa(),
+                        bool recompute = true) {
   if (Zt.n_cols < 2) return;
   const pair_screen ps(Zt, y, thr, block, kernels);
   std::vector<double> B;
   gemm_buffers buf;
   for (arma::uword q = 0; q < ps.blocks(); ++q) {
-    ps.scan(q, B, buf, visit);
+    ps.scan(q, B, buf, visit, recompute);
     check_interrupt(interrupt);
   }
 }
+
+// A pair (a, b) with its weight in the gradient's Laplacian.
+struct weighted_pair {
+  std::uint32_t a, b;
+  double w;
+};
 
 // Accumulator of the push term over impostor pairs.  With gradients on, it
 // records the weight of the active triples per target pair (wt, k x n) and
@@ -325,9 +334,9 @@ struct push_accum {
   // Laplacian weights: push_w multiplies the hinge weights, pull_w is added
   // to every target pair (the pull term folded into the same Laplacian).
   double push_w = 1.0, pull_w = 0.0;
-  // Dense sink (n x n): when set, the Laplacian weight of pair (a, b) is
-  // added to (*Wd)(a, b) instead of being applied to F.
-  arma::mat* Wd = nullptr;
+  // Recording sink: when set, the Laplacian weight of each pair is appended
+  // here instead of being applied to F (the caller applies them).
+  std::vector<weighted_pair>* pairs = nullptr;
   double loss = 0.0, smooth = 0.0;
   std::size_t triples = 0;
 
@@ -362,7 +371,8 @@ struct push_accum {
       }
     }
     if (F && wsum > 0.0) {
-      if (Wd) (*Wd)(i, l) -= push_w * wsum;
+      if (pairs) pairs->push_back({static_cast<std::uint32_t>(i),
+                                   static_cast<std::uint32_t>(l), -push_w * wsum});
       else lap_add(*F, i, l, -push_w * wsum, *Q);
     }
   }
@@ -376,7 +386,8 @@ struct push_accum {
         if (std::isnan(dt(t, i))) continue;  // no target in this slot
         const double w = push_w * wt(t, i) + pull_w;
         if (!(w > 0.0)) continue;
-        if (Wd) (*Wd)(i, P.Tt(t, i)) += w;
+        if (pairs) pairs->push_back({static_cast<std::uint32_t>(i),
+                                     static_cast<std::uint32_t>(P.Tt(t, i)), w});
         else lap_add(*F, i, P.Tt(t, i), w, *Q);
       }
   }
@@ -485,7 +496,9 @@ struct eval_out {
 struct workspace {
   arma::mat Zt, dt, Q, wt;
   arma::vec thr;
-  arma::mat G, Wd;  // exact (dense) evaluation: Gram and pair weights, n x n
+  arma::mat S;      // dense Laplacian (n x n), when most pairs carry weight
+  std::vector<weighted_pair> pairs;
+  arma::uword dense_max = 2048;  // largest n for the pair list / dense Laplacian
   gemm_buffers buf;
   isa kernels = best_isa();
 };
@@ -555,7 +568,7 @@ inline eval_out evaluate(const problem& P, const arma::mat& L,
 inline eval_out evaluate_L(const problem& P, const arma::mat& L,
                            const active_set* A, arma::mat* gradL, double eps,
                            arma::uword block, const interrupt_fn& interrupt,
-                           workspace& w, bool dense = false) {
+                           workspace& w, bool expanded = false) {
   map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
   const arma::mat& Zt = w.Zt;
   const arma::uword n = Zt.n_cols, dd = Zt.n_rows;
@@ -563,52 +576,46 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
   const arma::mat* F = gradL ? &Zt : nullptr;
   const double pull_w = P.unit_quadratic ? 0.0 : 1.0 - P.mu;
   push_accum acc(P, w.dt, F, nullptr, eps, w.wt, P.mu, pull_w);
-  if (dense) {
-    // Every pair, through the Gram matrix of the mapped points (lower
-    // triangle): exact, and for small n with many impostors cheaper than
-    // visiting pairs one by one.
-    product(w.kernels, Zt, true, Zt, false, w.G, w.buf);
-    if (F) {
-      w.Wd.zeros(n, n);
-      acc.Wd = &w.Wd;
-    }
-    const arma::vec g = w.G.diag();
-    for (arma::uword b = 0; b < n; ++b) {
-      const double* col = w.G.colptr(b);
-      const arma::uword yb = P.y[b];
-      const double tb = w.thr[b];
-      for (arma::uword a = b + 1; a < n; ++a) {
-        if (P.y[a] == yb) continue;
-        const double ta = w.thr[a];
-        double d = g[a] + g[b] - 2.0 * col[a];
-        if (d >= ta && d >= tb) continue;
-        if (d < 0.0) d = 0.0;
-        if (d < ta) acc(a, b, d);
-        if (d < tb) acc(b, a, d);
-      }
+  // Small n: record the weighted pairs and apply them below; large n: apply
+  // them at once (no pair list, memory stays linear in n).
+  const bool record = F && n <= w.dense_max;
+  w.pairs.clear();
+  acc.pairs = record ? &w.pairs : nullptr;
+  if (F && !record) {
+    w.Q.zeros(dd, n);
+    acc.Q = &w.Q;
+  }
+  if (A) {
+    for (std::size_t p = 0; p < A->size(); ++p) {
+      const arma::uword i = A->i[p], l = A->l[p];
+      const double d = col_dist2(Zt, i, l);
+      if (d < w.thr[i]) acc(i, l, d);
     }
   } else {
-    if (F) w.Q.zeros(dd, n);
-    acc.Q = F ? &w.Q : nullptr;
-    if (A) {
-      for (std::size_t p = 0; p < A->size(); ++p) {
-        const arma::uword i = A->i[p], l = A->l[p];
-        const double d = col_dist2(Zt, i, l);
-        if (d < w.thr[i]) acc(i, l, d);
-      }
-    } else {
-      close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt, w.kernels);
-    }
+    // every pair, by the blocked search; with `expanded` the distances are
+    // taken from the block products themselves (see pair_screen)
+    close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt, w.kernels,
+                !expanded);
   }
   acc.finish();
-  if (F && dense) {
-    // Q = Z Lap with Lap = diag(rowsums(S)) - S, S = Wd + Wd'
-    arma::mat& S = w.Wd;
-    S += S.t();
-    const arma::vec deg = arma::sum(S, 1);
-    S *= -1.0;
-    S.diag() += deg;
-    product(w.kernels, Zt, false, S, false, w.Q, w.buf);
+  if (record) {
+    // Q = Z Lap for the weighted Laplacian of the recorded pairs: pair by
+    // pair, or (many pairs) as one product with the dense Laplacian,
+    // whichever costs less.
+    if (16 * w.pairs.size() > static_cast<std::size_t>(n) * n) {
+      arma::mat& S = w.S;
+      S.zeros(n, n);
+      for (const weighted_pair& q : w.pairs) {
+        S(q.a, q.b) -= q.w;
+        S(q.b, q.a) -= q.w;
+        S(q.a, q.a) += q.w;
+        S(q.b, q.b) += q.w;
+      }
+      product(w.kernels, Zt, false, S, false, w.Q, w.buf);
+    } else {
+      w.Q.zeros(dd, n);
+      for (const weighted_pair& q : w.pairs) lap_add(Zt, q.a, q.b, q.w, w.Q);
+    }
   }
   eval_out out;
   out.pull = pull_value(w.dt);
@@ -953,17 +960,19 @@ using minimizer_fn = std::function<inner_result(
 // Solver over L (d x D, M = L'L): L-BFGS (the caller's minimiser) on the
 // smoothed objective, with a continuation on the smoothing.
 //
-// Impostors are handled in one of two ways, re-decided at each refresh:
-//  * exact: when n <= o.dense_max and the impostor pairs are a large share
-//    of all pairs (typical of kernel PCA coordinates and small training
-//    sets), every evaluation visits every pair through the n x n Gram
-//    matrix of the mapped points, so the objective is exact and the
-//    minimiser runs without interruption;
+// Impostors are handled in one of three ways, re-decided at each refresh:
+//  * exact, expanded: when n <= o.dense_max and the impostor pairs are a
+//    large share of all pairs (typical of kernel PCA coordinates and small
+//    training sets), every evaluation visits every pair by the blocked
+//    search, with distances read off its products, so the objective is
+//    exact and the minimiser runs without interruption;
 //  * active set: otherwise evaluations visit an active set of pairs,
 //    refreshed by a full search after at most o.inner evaluations; a
 //    refresh that shows a higher objective than at the previous refresh
 //    (impostors the set missed) sends the solver back there with the union
-//    of both sets.
+//    of both sets;
+//  * exact, searched: when the active set would exceed o.max_pairs, every
+//    evaluation searches all pairs (memory stays linear in n).
 // A smoothing stage ends when the minimiser stops by its own test (and, with
 // an active set, the refresh finds nothing missed); convergence is declared
 // at the end of the exact-hinge stage.
@@ -976,14 +985,15 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
   workspace ws;
   ws.kernels = o.kernels;
+  ws.dense_max = o.dense_max;
   options oc = o;
   if (oc.max_pairs == 0) oc.max_pairs = std::max<std::size_t>(std::size_t(1) << 23, 512 * n);
   auto refresh = [&](const arma::mat& Lc) {
     ++res.refreshes;
     return refresh_impostors(P, Lc, oc, interrupt);
   };
-  // exact: every evaluation covers all pairs, through the Gram matrix
-  // (gram) or the blocked search (otherwise); else the active set A.
+  // exact: every evaluation covers all pairs by the blocked search (gram:
+  // distances read off its products); else the active set A.
   bool exact = false, gram = false;
   auto choose = [&](const active_set& S) {
     gram = n <= o.dense_max &&
@@ -1005,8 +1015,9 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   res.trace.push_back(ev.exact);
   progress(0, ev.exact, 0.0, A.size());
   unsigned used = 0;
-  bool converged = false;
-  std::string msg;
+  // the objective is never negative: zero is the global minimum
+  bool converged = ev.exact == 0.0;
+  std::string msg = converged ? "zero objective at the start" : "";
   // The end of a smoothing stage: the next one (less smoothing, finally
   // none), or convergence.  Returns true when converged.
   auto next_stage = [&](const std::string& why) {
@@ -1020,7 +1031,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
     msg = why;
     return true;
   };
-  while (used < o.max_iter) {
+  while (!converged && used < o.max_iter) {
     auto fg = [&](const arma::vec& x, arma::vec& g) {
       const arma::mat Lx(const_cast<double*>(x.memptr()), d, D, false, true);
       arma::mat GL;
