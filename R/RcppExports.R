@@ -41,8 +41,8 @@ cpp_class_neighbors <- function(x, y, k, same, threads = 0L) {
     .Call(`_kmaha_cpp_class_neighbors`, x, y, k, same, threads)
 }
 
-cpp_apply_map <- function(x, L, threads = 0L) {
-    .Call(`_kmaha_cpp_apply_map`, x, L, threads)
+cpp_apply_map <- function(x, L) {
+    .Call(`_kmaha_cpp_apply_map`, x, L)
 }
 
 cpp_omp_threads <- function(n) {
@@ -77,23 +77,23 @@ cpp_kmeanspp_landmarks <- function(kernel, x, m, u) {
     .Call(`_kmaha_cpp_kmeanspp_landmarks`, kernel, x, m, u)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max = 2048, max_pairs = 0) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs)
 }
 
-cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form) {
-    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form)
+cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps = 0.0) {
+    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps)
 }
 
-cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops, isa)
+cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0) {
+    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa)
+cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads)
 }
 
-cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, threads, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, lambda, batches, learning_rate, threads, isa)
+cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, threads) {
+    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, lambda, batches, learning_rate, threads)
 }
 

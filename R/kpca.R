@@ -24,6 +24,15 @@
 #' most twice the sum of their eigenvalues; use a smaller `tol` (e.g.
 #' `1e-12`) for distances exact to rounding.
 #'
+#' **Degenerate kernels.** `kpca()` warns when the kernel is numerically
+#' degenerate on `x` (checked on up to 256 evenly spaced rows): when its
+#' Gram matrix is numerically the identity (every point equally far from
+#' every other in feature space, e.g. an RBF kernel on inputs far too spread
+#' out for its `sigma`) or numerically constant (all points at the same
+#' place, inputs far too close together). The coordinates are then
+#' meaningless for nearest neighbours: standardize the inputs or change the
+#' kernel's parameters.
+#'
 #' **Solvers.** `"full"` reduces \eqn{K_c} to tridiagonal form (Eigen),
 #' solves the tridiagonal problem with LAPACK's MRRR solver `dstevr` and
 #' back-transforms only the eigenvectors that are kept: every component, or
@@ -138,6 +147,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   if (method == "nystrom" && is.null(landmarks)) {
     stopf("`method = \"nystrom\"` needs `landmarks`: a number of landmark points (e.g. 500) or a matrix of landmark points.")
   }
+  warn_degenerate_kernel(kernel, x)
   if (!is.null(landmarks)) {
     fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method)
   } else {

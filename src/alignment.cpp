@@ -1,5 +1,6 @@
 #include "glue.h"
 #include <kmaha/alignment.hpp>
+#include <kmaha/parallel.hpp>
 
 // Frobenius products of the base Grams for kernel alignment.  `kernels` is a
 // list of kernel objects (each possibly a weighted sum); y holds 1-based
@@ -8,22 +9,27 @@
 Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
                                   const arma::ivec& y, int p,
                                   int threads = 0) {
-  std::vector<kmaha::base_kernel> bks;
-  bks.reserve(kernels.size());
-  for (R_xlen_t i = 0; i < kernels.size(); ++i) {
-    const kmaha_glue::flat_kernel k(Rcpp::as<Rcpp::List>(kernels[i]));
-    kmaha::base_kernel bk;
-    bk.parts = k.specs;
-    bk.weights = k.weights;
-    bks.push_back(bk);
-  }
-  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
-  const kmaha::alignment_stats st = kmaha::alignment_products(
-      bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::r_interrupt(), 4.0e6,
-      kmaha_glue::resolve_threads(threads));
-  return Rcpp::List::create(
-      Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
-      Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),
-      Rcpp::Named("min_entry") = Rcpp::NumericVector(st.min_entry.begin(), st.min_entry.end()),
-      Rcpp::Named("y_norm") = st.y_norm);
+  return kmaha_glue::guarded([&] {
+    // The blocks run one after the other (their sums are accumulated);
+    // Armadillo's elementwise kernel functions use the package's threads.
+    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
+    std::vector<kmaha::base_kernel> bks;
+    bks.reserve(kernels.size());
+    for (R_xlen_t i = 0; i < kernels.size(); ++i) {
+      const kmaha_glue::flat_kernel k(Rcpp::as<Rcpp::List>(kernels[i]));
+      kmaha::base_kernel bk;
+      bk.parts = k.specs;
+      bk.weights = k.weights;
+      bks.push_back(bk);
+    }
+    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const kmaha::alignment_stats st = kmaha::alignment_products(
+        bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
+        4.0e6, kmaha_glue::isa_setting());
+    return Rcpp::List::create(
+        Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
+        Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),
+        Rcpp::Named("min_entry") = Rcpp::NumericVector(st.min_entry.begin(), st.min_entry.end()),
+        Rcpp::Named("y_norm") = st.y_norm);
+  });
 }

@@ -25,7 +25,7 @@ kmaha::kpca_result fit(const arma::mat& K, int rank, double tol,
                        const std::string& method, int threads) {
   return kmaha::kpca_fit(K, static_cast<arma::uword>(rank), tol,
                          kmaha::kpca_method_from_string(method),
-                         kmaha_glue::r_interrupt(),
+                         kmaha_glue::user_interrupt(),
                          kmaha_glue::resolve_threads(threads));
 }
 
@@ -37,7 +37,7 @@ Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
   Rcpp::NumericMatrix out(x.n_rows, projection.n_cols);
   arma::mat z(out.begin(), x.n_rows, projection.n_cols, false, true);
   kmaha::nystrom_project(k.specs, k.weights, x, landmarks, projection,
-                         col_means, z, kmaha_glue::r_interrupt(), nt);
+                         col_means, z, kmaha_glue::user_interrupt(), nt);
   return out;
 }
 
@@ -47,7 +47,9 @@ Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
                          std::string method, int threads = 0) {
-  return kpca_to_list(fit(K, rank, tol, method, threads));
+  return kmaha_glue::guarded([&] {
+    return kpca_to_list(fit(K, rank, tol, method, threads));
+  });
 }
 
 // KPCA of the rows of x under a kernel object; the Gram matrix is built and
@@ -56,15 +58,18 @@ Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
 Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
                            int rank, double tol, std::string method,
                            int threads = 0) {
-  const kmaha_glue::flat_kernel k(kernel);
-  const int nt = kmaha_glue::resolve_threads(threads);
-  arma::mat K;
-  {
-    const kmaha::thread_scope scope(nt);
-    K = kmaha::gram_sum(k.specs, k.weights, x, nullptr,
-                        kmaha_glue::r_interrupt(), nt);
-  }
-  return kpca_to_list(fit(K, rank, tol, method, nt));
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    const int nt = kmaha_glue::resolve_threads(threads);
+    arma::mat K;
+    {
+      const kmaha::thread_scope scope(nt);
+      K = kmaha::gram_sum(k.specs, k.weights, x, nullptr,
+                          kmaha_glue::user_interrupt(), nt,
+                          kmaha_glue::isa_setting());
+    }
+    return kpca_to_list(fit(K, rank, tol, method, nt));
+  });
 }
 
 // Projection of new points given their kernel rows Kx (m x n).
@@ -72,8 +77,10 @@ Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
 arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection,
                            const arma::vec& col_means, double grand_mean,
                            int threads = 0) {
-  const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
-  return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  return kmaha_glue::guarded([&] {
+    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
+    return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  });
 }
 
 // Projection of the rows of newdata: kernel rows against the training rows x
@@ -84,11 +91,13 @@ arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
                                   const arma::mat& projection,
                                   const arma::vec& col_means,
                                   double grand_mean, int threads = 0) {
-  const kmaha_glue::flat_kernel k(kernel);
-  return kmaha::kpca_project_kernel(k.specs, k.weights, newdata, x, projection,
-                                    col_means, grand_mean,
-                                    kmaha_glue::r_interrupt(),
-                                    kmaha_glue::resolve_threads(threads));
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    return kmaha::kpca_project_kernel(k.specs, k.weights, newdata, x, projection,
+                                      col_means, grand_mean,
+                                      kmaha_glue::user_interrupt(),
+                                      kmaha_glue::resolve_threads(threads));
+  });
 }
 
 // Nystrom KPCA of the rows of x with the landmark points (rows of
@@ -97,24 +106,26 @@ arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
 Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
                             const arma::mat& landmarks, int rank, double tol,
                             std::string method, int threads = 0) {
-  const kmaha_glue::flat_kernel k(kernel);
-  const int nt = kmaha_glue::resolve_threads(threads);
-  const kmaha::nystrom_result r = kmaha::nystrom_fit(
-      k.specs, k.weights, x, landmarks, static_cast<arma::uword>(rank), tol,
-      kmaha::kpca_method_from_string(method), kmaha_glue::r_interrupt(), nt);
-  Rcpp::NumericMatrix coords =
-      nystrom_coords(k, x, landmarks, r.projection, r.col_means, nt);
-  return Rcpp::List::create(
-      Rcpp::Named("coords") = coords,
-      Rcpp::Named("projection") = r.projection,
-      Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
-      Rcpp::Named("col_means") = as_r_vector(r.col_means),
-      Rcpp::Named("trace") = r.trace,
-      Rcpp::Named("residual") = r.residual,
-      Rcpp::Named("landmark_rank") = static_cast<int>(r.landmark_rank),
-      Rcpp::Named("method") = r.method,
-      Rcpp::Named("fallback") = r.fallback,
-      Rcpp::Named("matvecs") = static_cast<double>(r.matvecs));
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    const int nt = kmaha_glue::resolve_threads(threads);
+    const kmaha::nystrom_result r = kmaha::nystrom_fit(
+        k.specs, k.weights, x, landmarks, static_cast<arma::uword>(rank), tol,
+        kmaha::kpca_method_from_string(method), kmaha_glue::user_interrupt(), nt);
+    Rcpp::NumericMatrix coords =
+        nystrom_coords(k, x, landmarks, r.projection, r.col_means, nt);
+    return Rcpp::List::create(
+        Rcpp::Named("coords") = coords,
+        Rcpp::Named("projection") = r.projection,
+        Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
+        Rcpp::Named("col_means") = as_r_vector(r.col_means),
+        Rcpp::Named("trace") = r.trace,
+        Rcpp::Named("residual") = r.residual,
+        Rcpp::Named("landmark_rank") = static_cast<int>(r.landmark_rank),
+        Rcpp::Named("method") = r.method,
+        Rcpp::Named("fallback") = r.fallback,
+        Rcpp::Named("matvecs") = static_cast<double>(r.matvecs));
+  });
 }
 
 // Nystrom coordinates of the rows of newdata.
@@ -125,9 +136,11 @@ Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
                                         const arma::mat& projection,
                                         const arma::vec& col_means,
                                         int threads = 0) {
-  const kmaha_glue::flat_kernel k(kernel);
-  return nystrom_coords(k, newdata, landmarks, projection, col_means,
-                        kmaha_glue::resolve_threads(threads));
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    return nystrom_coords(k, newdata, landmarks, projection, col_means,
+                          kmaha_glue::resolve_threads(threads));
+  });
 }
 
 // Kernel k-means++ landmarks: 1-based row indices of x, from m uniform
@@ -136,11 +149,13 @@ Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
 Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel,
                                            const arma::mat& x, int m,
                                            const arma::vec& u) {
-  const kmaha_glue::flat_kernel k(kernel);
-  const arma::uvec idx = kmaha::kmeanspp_landmarks(
-      k.specs, k.weights, x, static_cast<arma::uword>(m), u,
-      kmaha_glue::r_interrupt());
-  Rcpp::IntegerVector out(idx.n_elem);
-  for (arma::uword i = 0; i < idx.n_elem; ++i) out[i] = static_cast<int>(idx[i]) + 1;
-  return out;
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    const arma::uvec idx = kmaha::kmeanspp_landmarks(
+        k.specs, k.weights, x, static_cast<arma::uword>(m), u,
+        kmaha_glue::user_interrupt());
+    Rcpp::IntegerVector out(idx.n_elem);
+    for (arma::uword i = 0; i < idx.n_elem; ++i) out[i] = static_cast<int>(idx[i]) + 1;
+    return out;
+  });
 }

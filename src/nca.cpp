@@ -4,40 +4,16 @@
 #include "optim.h"
 #include <kmaha/nca.hpp>
 #include <kmaha/nca_minibatch.hpp>
-#include "nca_isa.h"
+#include <memory>
 
 namespace {
 
-// Which compiled copy of the objective to use: "auto" (AVX2+FMA when this
-// build has that copy and the CPU supports it, else the baseline), "default"
-// or "avx2" (an error when unavailable).  The R option kmaha.nca_isa sets it.
-bool cpu_has_avx2_fma() {
-#if defined(__GNUC__) && defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
-std::unique_ptr<kmaha::nca_function> make_nca(
-    const std::string& isa, const arma::mat& X, const arma::uvec& y,
-    double lambda, const arma::mat* reg, int threads, arma::uword block) {
-  const bool avx2_ok = kmaha_glue::nca_avx2_compiled() && cpu_has_avx2_fma();
-  if (isa == "avx2" && !avx2_ok) {
-    Rcpp::stop("isa = \"avx2\" is not available: %s",
-               kmaha_glue::nca_avx2_compiled() ? "the CPU lacks AVX2 or FMA"
-                                               : "this build has no AVX2 copy");
-  }
-  if (isa != "auto" && isa != "avx2" && isa != "default") {
-    Rcpp::stop("isa must be \"auto\", \"default\" or \"avx2\"");
-  }
-  if (avx2_ok && isa != "default") {
-    return kmaha_glue::make_nca_avx2(X, y, lambda, reg, threads, block,
-                                     kmaha_glue::r_interrupt());
-  }
-  return std::unique_ptr<kmaha::nca_function>(new kmaha::nca_objective(
-      X, y, lambda, reg, threads, block, kmaha_glue::r_interrupt()));
+std::unique_ptr<kmaha::nca_objective> make_nca(
+    const arma::mat& X, const arma::uvec& y, double lambda,
+    const arma::mat* reg, int threads, arma::uword block) {
+  return std::unique_ptr<kmaha::nca_objective>(new kmaha::nca_objective(
+      X, y, lambda, reg, threads, block, kmaha_glue::user_interrupt(),
+      kmaha_glue::isa_setting()));
 }
 
 arma::uvec zero_based(const arma::ivec& y) {
@@ -46,7 +22,7 @@ arma::uvec zero_based(const arma::ivec& y) {
 }
 
 // Runs L-BFGS-B on an NCA objective from the d x D start A0.
-Rcpp::List fit_nca(const kmaha::nca_function& obj, const arma::mat& A0,
+Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
                    int max_iter, double tol, bool verbose) {
   const arma::uword d = A0.n_rows, D = A0.n_cols;
   int evals = 0;
@@ -94,18 +70,19 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A, double lambda,
                              Rcpp::Nullable<Rcpp::NumericMatrix> reg,
                              int threads, int block = 0,
-                             double min_parallel_flops = -1.0,
-                             std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, static_cast<arma::uword>(std::max(block, 0)));
-  if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
-  arma::mat G;
-  const double f = obj->evaluate(A, &G);
-  return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
-                            Rcpp::Named("isa") = std::string(obj->isa()));
+                             double min_parallel_flops = -1.0) {
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    std::unique_ptr<kmaha::nca_objective> obj =
+        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, static_cast<arma::uword>(std::max(block, 0)));
+    if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
+    arma::mat G;
+    const double f = obj->evaluate(A, &G);
+    return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
+                              Rcpp::Named("isa") = std::string(obj->isa_name()));
+  });
 }
 
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
@@ -114,41 +91,45 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, int threads,
-                       std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  const std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, 0);
-  if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
-  Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
-  res["isa"] = std::string(obj->isa());
-  return res;
+                       double tol, bool verbose, int threads) {
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    const std::unique_ptr<kmaha::nca_objective> obj =
+        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, 0);
+    if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
+    Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+    res["isa"] = std::string(obj->isa_name());
+    return res;
+  });
 }
 
 // ---------------------------------------------------------------------------
 // Mini-batch NCA (kmaha/nca_minibatch.hpp): Adam steps on the NCA objective
 // of batches of rows.  batches: b x steps matrix of 1-based row indices, one
-// column per step (drawn in R).  Each batch's objective is the copy of the
-// core that make_nca() picks, on `threads` threads.
+// column per step (drawn in R).  Each batch's objective is built by
+// make_nca() on `threads` threads.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A0, double lambda,
                              const arma::imat& batches, double learning_rate,
-                             int threads, std::string isa = "auto") {
-  if (batches.min() < 1) Rcpp::stop("batch indices must be positive");
-  kmaha::nca_minibatch_options o;
-  o.lambda = lambda;
-  o.learning_rate = learning_rate;
-  const kmaha::nca_batch_factory make = [&](const arma::mat& xb, const arma::uvec& yb) {
-    return make_nca(isa, xb, yb, 0.0, nullptr, threads, 0);
-  };
-  const kmaha::nca_minibatch_result r = kmaha::nca_minibatch(
-      x, zero_based(y), A0, arma::conv_to<arma::umat>::from(batches - 1), o,
-      make, kmaha_glue::r_interrupt());
-  return Rcpp::List::create(
-      Rcpp::Named("map") = r.A, Rcpp::Named("value") = r.objective,
-      Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
-      Rcpp::Named("isa") = r.isa);
+                             int threads) {
+  return kmaha_glue::guarded([&] {
+    if (batches.min() < 1) Rcpp::stop("batch indices must be positive");
+    kmaha::nca_minibatch_options o;
+    o.lambda = lambda;
+    o.learning_rate = learning_rate;
+    const kmaha::nca_batch_factory make = [&](const arma::mat& xb,
+                                              const arma::uvec& yb) {
+      return make_nca(xb, yb, 0.0, nullptr, threads, 0);
+    };
+    const kmaha::nca_minibatch_result r = kmaha::nca_minibatch(
+        x, zero_based(y), A0, arma::conv_to<arma::umat>::from(batches - 1), o,
+        make, kmaha_glue::user_interrupt());
+    return Rcpp::List::create(
+        Rcpp::Named("map") = r.A, Rcpp::Named("value") = r.objective,
+        Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
+        Rcpp::Named("isa") = r.isa);
+  });
 }

@@ -1,9 +1,9 @@
 // kmaha core: kernel functions and Gram matrices.
 //
-// Every Gram matrix is built from matrix products (either the inner
+// The blocked, multi-threaded Gram matrices of kernel combinations are in
+// gram.hpp.  Every Gram matrix is built from one matrix product (either the inner
 // products X Y' or the squared distances derived from them), never from a
-// loop over pairs.  The blocked, multi-threaded Gram matrices of kernel
-// combinations are in gram.hpp.
+// loop over pairs.
 #ifndef KMAHA_KERNELS_HPP
 #define KMAHA_KERNELS_HPP
 

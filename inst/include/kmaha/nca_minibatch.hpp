@@ -6,7 +6,7 @@
 //     f(A) = - sum_i p_i(A) + lambda ||A||_F^2,
 // on a batch B of b rows at a time: the NCA objective of the batch alone
 // (softmax over the batch's points, evaluated by the same nca_function as
-// the full objective) scaled by n / b, plus the exact gradient of the
+// the full objective, nca.hpp) scaled by n / b, plus the exact gradient of the
 // penalty.  Steps follow Adam (Kingma and Ba, 2015) with a step size that is
 // constant for the first half of the steps and then decays linearly to 2% of
 // it; the step size is relative to the root-mean-square row norm of the
@@ -30,7 +30,7 @@
 #include <memory>
 #include <string>
 #include "common.hpp"
-#include "nca_function.hpp"
+#include "nca.hpp"
 
 namespace kmaha {
 
@@ -49,7 +49,7 @@ struct nca_minibatch_result {
 
 // Builds the NCA objective (without penalty) of a batch of rows.
 using nca_batch_factory =
-    std::function<std::unique_ptr<nca_function>(const arma::mat&, const arma::uvec&)>;
+    std::function<std::unique_ptr<nca_objective>(const arma::mat&, const arma::uvec&)>;
 
 // X: n x D rows, y: 0-based labels, A0: d x D start, batches: b x steps
 // 0-based row indices (one column per step).
@@ -84,8 +84,8 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
     const arma::uvec rows = batches.col(t);
     Xb = X.rows(rows);
     yb = y.elem(rows);
-    const std::unique_ptr<nca_function> f = make(Xb, yb);
-    if (t == 0) r.isa = f->isa();
+    const std::unique_ptr<nca_objective> f = make(Xb, yb);
+    if (t == 0) r.isa = f->isa_name();
     const double fb = f->evaluate(r.A, &g);
     g *= scale;
     double pen = 0.0;
@@ -112,7 +112,7 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
       a[k] -= lr * (p1[k] * c1) / (std::sqrt(p2[k] * c2) + o.eps);
     }
     if (!r.A.is_finite()) throw error("nca: the mini-batch steps diverged");
-    interrupt();
+    check_interrupt(interrupt);
   }
   const arma::uword last = std::min<arma::uword>(50, steps);
   r.objective = arma::mean(r.trace.tail(last));

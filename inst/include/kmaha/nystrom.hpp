@@ -101,7 +101,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
   r.landmark_rank = keep.n_elem;
   arma::mat T = U.cols(keep);
   T.each_row() /= arma::sqrt(s.elem(keep)).t();
-  interrupt();
+  check_interrupt(interrupt);
 
   // 2. Mean kernel row mu (pass 1) and the centred scatter of the kernel
   //    rows (pass 2), block by block.
@@ -112,7 +112,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
       blocks.count(), num_threads, [&]() { return arma::vec(); },
       [&](std::size_t b, arma::vec& part) {
         arma::mat C;
-        detail::gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
+        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
         part = arma::sum(C, 0).t();
       },
       [&](arma::vec& part) { mu += part; }, interrupt);
@@ -124,7 +124,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
       blocks.count(), num_threads, [&]() { return Eigen::MatrixXd(); },
       [&](std::size_t b, Eigen::MatrixXd& part) {
         arma::mat C;
-        detail::gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
+        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
         C.each_row() -= mu.t();
         const Eigen::Map<const Eigen::MatrixXd> Ce(C.memptr(), C.n_rows, C.n_cols);
         part.setZero(m, m);
@@ -143,7 +143,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
     Me.noalias() = Te.transpose() * GT;
   }
   M = 0.5 * (M + M.t());
-  interrupt();
+  check_interrupt(interrupt);
   if (rank > q) rank = q;
   const double mmax = detail::max_abs(M);
   if (!(mmax > 0.0)) detail::zero_centred_error();
@@ -197,7 +197,7 @@ inline void nystrom_project(const std::vector<kernel_spec>& ks,
   parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
     const arma::uword s = blocks.start(b), e = blocks.end(b);
     arma::mat C;
-    detail::gram_rows(ks, w, X, s, e, Z, zz, C);
+    gram_rows(ks, w, X, s, e, Z, zz, C);
     C.each_row() -= col_means.t();
     const Eigen::Map<const Eigen::MatrixXd> Ce(C.memptr(), C.n_rows, C.n_cols);
     const Eigen::MatrixXd Zb = Ce * Pe;
@@ -230,6 +230,7 @@ inline arma::uvec kmeanspp_landmarks(const std::vector<kernel_spec>& ks,
   std::vector<char> chosen(n, 0);
   arma::uvec idx(m);
   arma::mat kc(n, 1);
+  gemm_buffers buf;
   for (arma::uword t = 0; t < m; ++t) {
     arma::uword c = n;
     if (t > 0) {
@@ -257,13 +258,13 @@ inline arma::uvec kmeanspp_landmarks(const std::vector<kernel_spec>& ks,
     }
     idx[t] = c;
     chosen[c] = 1;
-    detail::gram_columns(ks, w, X, X, c, c + 1, xx, xx, true, kc);
+    kernel_block(ks, w, X, X, c, c + 1, xx, xx, true, kc, buf);
     for (arma::uword i = 0; i < n; ++i) {
       const double d = std::max(0.0, kd[i] + kd[c] - 2.0 * kc[i]);
       if (d < dmin[i]) dmin[i] = d;
     }
     dmin[c] = 0.0;
-    if ((t & 15u) == 15u) interrupt();
+    if ((t & 15u) == 15u) check_interrupt(interrupt);
   }
   return idx;
 }

@@ -11,7 +11,8 @@
 //    waves of tasks, never inside a parallel region;
 //  * an exception thrown by a task on any thread stops the remaining tasks
 //    and is rethrown on the calling thread after the parallel region (an
-//    exception must never leave an OpenMP region).
+//    exception must never leave an OpenMP region; parallel_errors of
+//    common.hpp).
 // thread_scope sets the OpenMP thread count of the calling thread, which the
 // parallel products of Eigen and the elementwise kernels of Armadillo follow,
 // for the duration of a core call.
@@ -19,10 +20,8 @@
 #define KMAHA_PARALLEL_HPP
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <exception>
-#include <mutex>
 #include <vector>
 #include "common.hpp"
 #ifdef _OPENMP
@@ -98,23 +97,14 @@ inline void run_wave(std::size_t t0, std::size_t t1, int nt, Body& body) {
     for (std::size_t t = t0; t < t1; ++t) body(t, t - t0);
     return;
   }
-  std::exception_ptr err = nullptr;
-  std::atomic<bool> failed(false);
-  std::mutex mtx;
+  parallel_errors errs;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
   for (std::ptrdiff_t s = 0; s < len; ++s) {
-    if (failed.load(std::memory_order_relaxed)) continue;
-    try {
-      body(t0 + static_cast<std::size_t>(s), static_cast<std::size_t>(s));
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mtx);
-      if (!err) err = std::current_exception();
-      failed.store(true);
-    }
+    errs.run([&] { body(t0 + static_cast<std::size_t>(s), static_cast<std::size_t>(s)); });
   }
-  if (err) std::rethrow_exception(err);
+  errs.rethrow();
 }
 
 }  // namespace detail
@@ -137,7 +127,7 @@ inline void parallel_for(std::size_t n_tasks, int num_threads, Body body,
   for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, nt, body);
-    interrupt();
+    check_interrupt(interrupt);
   }
 }
 
@@ -160,7 +150,7 @@ inline void ordered_reduce(std::size_t n_tasks, int num_threads, Make make,
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, static_cast<int>(wave), body);
     for (std::size_t t = t0; t < t1; ++t) merge(bufs[t - t0]);
-    interrupt();
+    check_interrupt(interrupt);
   }
 }
 
