@@ -11,6 +11,7 @@
 #define KMAHA_GRAM_HPP
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 #include "common.hpp"
 #include "distances.hpp"
@@ -42,6 +43,16 @@ inline void kernel_from_products(const std::vector<kernel_spec>& ks,
   if (need_d) {
     d2 = P;
     products_to_sq_dist(d2, xx, qq);
+    // Distances below the rounding error of ||x||^2 + ||q||^2 - 2 x'q are
+    // zero: a point is at distance exactly 0 from its own copy, so a new
+    // point equal to a training point gets that point's kernel values (the
+    // Laplace kernel's square root would turn 1e-16 into 1e-8).
+    const double tiny = 8.0 * std::numeric_limits<double>::epsilon();
+    for (arma::uword c = 0; c < d2.n_cols; ++c) {
+      double* col = d2.colptr(c);
+      for (arma::uword r = 0; r < d2.n_rows; ++r)
+        if (col[r] <= tiny * (xx[r] + qq[c])) col[r] = 0.0;
+    }
     if (diag_zero)
       for (arma::uword c = 0; c < d2.n_cols && q0 + c < d2.n_rows; ++c)
         d2(q0 + c, c) = 0.0;

@@ -110,8 +110,8 @@ inline void run_wave(std::size_t t0, std::size_t t1, int nt, Body& body) {
 }  // namespace detail
 
 // body(task, slot) for task = 0 .. n_tasks - 1 on up to num_threads threads
-// (dynamic schedule).  Tasks run in waves of `wave` tasks (0: 4 per thread,
-// at least 8); `interrupt` is polled on the calling thread after each wave.
+// (dynamic schedule).  Tasks run in waves of `wave` tasks (0: 2 per
+// thread); `interrupt` is polled on the calling thread after each wave.
 // slot = task mod wave indexes per-wave scratch when a caller needs it.
 template <class Body>
 inline void parallel_for(std::size_t n_tasks, int num_threads, Body body,
@@ -120,7 +120,7 @@ inline void parallel_for(std::size_t n_tasks, int num_threads, Body body,
   const int nt = static_cast<int>(std::min<std::size_t>(
       static_cast<std::size_t>(usable_threads(num_threads)),
       std::max<std::size_t>(n_tasks, 1)));
-  if (wave == 0) wave = std::max<std::size_t>(8, 4 * static_cast<std::size_t>(nt));
+  if (wave == 0) wave = 2 * static_cast<std::size_t>(nt);
   // Inside the parallel region Eigen's and Armadillo's own parallel code
   // runs serially; a wave run on the calling thread may use num_threads.
   const thread_scope scope(num_threads);
