@@ -23,6 +23,7 @@
 #                        sk_nca,sk_nys_nca
 #   KMAHA_BENCH_THREADS  kmaha threads (default 2)
 #   KMAHA_BENCH_OUT      CSV of all rows (default bench/results/scale.csv)
+#   KMAHA_BENCH_REPORT   CSVs of earlier runs: print their tables, run nothing
 # Settings: kmaha defaults (nca(): "auto", i.e. L-BFGS up to 5 000 rows and
 # mini-batches above; lmnn(): k = 3; dne(): k = 3); KNCA = kmaha(learner =
 # "nca", kernel = rbf_kernel(2), landmarks = 1000, rank = 100,
@@ -194,6 +195,18 @@ run_method <- function(method, dat_file, prefix) {
 }
 
 # Runs ---------------------------------------------------------------------
+# KMAHA_BENCH_REPORT=a.csv,b.csv skips the runs and prints the tables of
+# earlier runs' CSVs (a row of a later file replaces the row of an earlier
+# one for the same data set, n and method).
+report_only <- Sys.getenv("KMAHA_BENCH_REPORT", "")
+if (nzchar(report_only)) {
+  datasets <- character(0)
+  res <- do.call(rbind, lapply(strsplit(report_only, ",")[[1]], function(f)
+    utils::read.csv(f, stringsAsFactors = FALSE)))
+  res$note[is.na(res$note)] <- ""
+  res <- res[!duplicated(res[, c("data", "n", "method")], fromLast = TRUE), ]
+  res <- res[order(match(res$data, unique(res$data)), res$n), ]
+}
 results <- list()
 for (ds in datasets) {
   d <- load_set(ds)
@@ -224,7 +237,7 @@ for (ds in datasets) {
     }
   }
 }
-res <- do.call(rbind, results)
+if (!nzchar(report_only)) res <- do.call(rbind, results)
 res$fit_mb <- res$peak_mb - res$base_mb
 if (nzchar(out_csv)) {
   dir.create(dirname(out_csv), showWarnings = FALSE, recursive = TRUE)
@@ -280,4 +293,23 @@ for (ds in unique(res$data)) {
                 paste(sprintf("%.2f", et), collapse = " "),
                 paste(sprintf("%.2f", em), collapse = " ")))
   }
+}
+
+# The issue's targets at the largest Letter size.
+big <- res[res$data == "letter" & res$n == max(res$n[res$data == "letter"]), ]
+if (nrow(big)) {
+  get <- function(m, col) { v <- big[big$method == m, col]; if (length(v)) v else NA }
+  eu <- get("euclid", "accuracy")
+  cat(sprintf("\nTargets, Letter n = %d (Euclidean 1-NN accuracy %.4f):\n", big$n[1], eu))
+  for (t in list(c("nca", 60), c("lmnn", 60), c("dne", 10), c("knca_nys", 120))) {
+    m <- t[1]
+    cat(sprintf("  %-12s %7.1f s (target <= %s: %s), peak %5.0f MB (<= 1536: %s), accuracy %.4f (>= Euclidean: %s)\n",
+                labels[m], get(m, "seconds"), t[2],
+                if (isTRUE(get(m, "seconds") <= as.numeric(t[2]))) "met" else "MISSED",
+                get(m, "peak_mb"), if (isTRUE(get(m, "peak_mb") <= 1536)) "met" else "MISSED",
+                get(m, "accuracy"), if (isTRUE(get(m, "accuracy") >= eu)) "met" else "MISSED"))
+  }
+  cat(sprintf("  KNCA Nystrom above linear NCA: %s (%.4f vs %.4f)\n",
+              if (isTRUE(get("knca_nys", "accuracy") > get("nca", "accuracy"))) "met" else "MISSED",
+              get("knca_nys", "accuracy"), get("nca", "accuracy")))
 }
