@@ -163,9 +163,6 @@ nca.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), nca.default, list(...))
 }
 
-# The thread count of lmnn() (its name from when only NCA had threads).
-nca_threads <- function(num_threads = NULL) resolve_threads(num_threads)
-
 check_dim_nca <- function(dim, D, arg_x = "x") {
   if (is.null(dim)) return(D)
   dim <- check_count(dim, "dim")
