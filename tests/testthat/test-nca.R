@@ -118,6 +118,18 @@ test_that("a bad kmaha.isa option is refused with a clear error", {
   expect_error(nca(iris[, 1:4], iris$Species),
                "Option `kmaha.nca_isa` must be \"auto\", \"avx2\" or \"default\".",
                fixed = TRUE)
+  # With neither option set, the environment variable KMAHA_ISA is read.
+  options(kmaha.nca_isa = NULL)
+  old_env <- Sys.getenv("KMAHA_ISA", NA)
+  on.exit(if (is.na(old_env)) Sys.unsetenv("KMAHA_ISA") else Sys.setenv(KMAHA_ISA = old_env),
+          add = TRUE)
+  Sys.setenv(KMAHA_ISA = "sse9")
+  expect_error(nca(iris[, 1:4], iris$Species),
+               "Environment variable `KMAHA_ISA` must be \"auto\", \"avx2\" or \"default\".",
+               fixed = TRUE)
+  Sys.setenv(KMAHA_ISA = "default")
+  expect_identical(suppressWarnings(nca(iris[, 1:4], iris$Species, max_iter = 5))$convergence$isa,
+                   "default")
 })
 
 test_that("far-apart points give no NaN or overflow", {

@@ -68,10 +68,6 @@ inline int thread_id() {
 // with GCC/clang vector extensions (4 doubles) and compiled, like the GEMM
 // micro-kernel (gemm.hpp), for the baseline and for AVX2+FMA.
 
-// The vector helpers are always inlined, so passing vectors by value never
-// crosses an ABI boundary (GCC may still print a -Wpsabi note about AVX
-// argument passing; it is harmless here).
-
 #if defined(__GNUC__) && ((!defined(__clang__) && __GNUC__ >= 9) || \
                           (defined(__clang__) && __clang_major__ >= 9))
 #define KMAHA_NCA_VECTOR 1
@@ -82,11 +78,12 @@ typedef long long v2l __attribute__((vector_size(16)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
 
+// Vectors are passed by reference only: by value they would cross a
+// function boundary in a baseline function (an ABI difference clang and GCC
+// warn about), even though every helper here is inlined.
 template <class V>
-KMAHA_ALWAYS_INLINE V vsplat(double x) {
-  V v;
+KMAHA_ALWAYS_INLINE void vsplat(V& v, double x) {
   for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) v[k] = x;
-  return v;
 }
 
 // exp(x) for x <= 0: 2^k e^r with k = round(x / ln 2), |r| <= ln(2) / 2 and a
@@ -94,7 +91,9 @@ KMAHA_ALWAYS_INLINE V vsplat(double x) {
 // below -708 (where the result is below the smallest normal double) give 0.
 template <class V, class VL>
 KMAHA_ALWAYS_INLINE void exp_nonpos(V& x) {
-  const V lo = vsplat<V>(-708.0);
+  V lo, zero;
+  vsplat(lo, -708.0);
+  vsplat(zero, 0.0);
   const VL under = x < lo;
   x = under ? lo : x;
   // Adding 1.5 * 2^52 rounds x / ln 2 to the integer k, which then sits in
@@ -124,7 +123,7 @@ KMAHA_ALWAYS_INLINE void exp_nonpos(V& x) {
   V scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));
   const V res = p * scale;
-  x = under ? vsplat<V>(0.0) : res;
+  x = under ? zero : res;
 }
 
 template <class V>
@@ -164,8 +163,9 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
   // Sweep 1: distances (clamped at 0) and their minimum.
   constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
-    const V zero = vsplat<V>(0.0);
-    V vm = vsplat<V>(inf);
+    V zero, vm;
+    vsplat(zero, 0.0);
+    vsplat(vm, inf);
     for (; j + W <= n; j += W) {
       V a, c;
       vload(a, nz + j);
@@ -197,7 +197,8 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
   j = 0;
 #ifdef KMAHA_NCA_VECTOR
   {
-    V vs = vsplat<V>(0.0);
+    V vs;
+    vsplat(vs, 0.0);
     for (; j + W <= n; j += W) {
       V e;
       vload(e, t + j);
