@@ -48,13 +48,15 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
   const double value = res.value_at_par ? res.value : obj.evaluate(A, nullptr);
   if (verbose) {
     Rcpp::Rcout << "L-BFGS-B: " << res.message << " after " << res.fncount
-                << " evaluations; objective " << value << std::endl;
+                << " evaluations (" << res.stop << "); objective " << value
+                << std::endl;
   }
   return Rcpp::List::create(
       Rcpp::Named("map") = A, Rcpp::Named("value") = value,
       Rcpp::Named("iterations") = res.fncount,
       Rcpp::Named("trace") = Rcpp::NumericVector(res.trace.begin(), res.trace.end()),
-      Rcpp::Named("converged") = (res.fail == 0),
+      Rcpp::Named("converged") = res.converged, Rcpp::Named("stop") = res.stop,
+      Rcpp::Named("gradient_norm") = res.grad_norm,
       Rcpp::Named("fail") = res.fail, Rcpp::Named("message") = res.message);
 }
 

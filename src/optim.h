@@ -45,9 +45,18 @@ struct lbfgs_result {
   // evaluation was at the returned parameters), so callers need not
   // evaluate again.
   bool value_at_par = false;
-  // Infinity norm of the gradient at `par` when the last evaluation was
-  // there (value_at_par), else NaN.
-  double grad_inf = std::numeric_limits<double>::quiet_NaN();
+  // Why the run stopped, in words (see classify_stop()):
+  //   "tolerance"               relative reduction of f below tol;
+  //   "gradient"                the projected gradient vanished;
+  //   "line search at optimum"  the line search found no decrease, but at a
+  //                             point where f cannot be reduced beyond tol;
+  //   "line search failed"      the line search found no decrease elsewhere;
+  //   "iteration limit"         maxit iterations.
+  std::string stop;
+  // True for the first three: the result is a minimum to tolerance.
+  bool converged = false;
+  // Euclidean norm of the gradient at `par`.
+  double grad_norm = std::numeric_limits<double>::quiet_NaN();
 };
 
 namespace detail {
@@ -103,6 +112,30 @@ inline void gr(int n, double* x, double* g, void* ex) {
 }
 }  // namespace detail
 
+namespace detail {
+// A line search that ends without a decrease ("ABNORMAL_TERMINATION_IN_
+// LNSRCH") often sits at the optimum, where rounding hides any decrease.  It
+// counts as converged when either
+//  * the first-order change of f over a step as long as x itself is below
+//    tol relative to f: ||g|| ||x|| <= tol max(|f|, 1); or
+//  * the last improvements of f (the last two new minima among the
+//    evaluations) differ by at most tol relative to f.
+inline bool line_search_at_optimum(const std::vector<double>& trace, double f,
+                                   double grad_norm, double x_norm,
+                                   double tol) {
+  const double scale = std::max(std::fabs(f), 1.0);
+  if (grad_norm * x_norm <= tol * scale) return true;
+  double best = std::numeric_limits<double>::infinity(), prev = best;
+  for (double v : trace) {
+    if (v < best) {
+      prev = best;
+      best = v;
+    }
+  }
+  return std::isfinite(prev) && prev - best <= tol * std::max(std::fabs(prev), scale);
+}
+}  // namespace detail
+
 // Minimise f starting from x0.  `factr` and `pgtol` have optim()'s meaning;
 // `m` is the number of correction pairs kept.  Exceptions of f are rethrown
 // once lbfgsb() has returned (kmaha::interrupted as an R interrupt).
@@ -128,12 +161,30 @@ inline lbfgs_result minimize_lbfgs(
   // from a caller without its own guard.
   if (ctx.stop) guarded([&] { std::rethrow_exception(ctx.stop); });
   res.value = fmin;
+  res.message = msg;
+  arma::vec g;
   if (ctx.have && std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
     res.value = ctx.last_f;
     res.value_at_par = true;
-    res.grad_inf = arma::abs(ctx.last_g).max();
+    g = ctx.last_g;
+  } else if (res.fail != 0) {
+    // The gradient at the returned point is needed to classify the stop.
+    g.set_size(n);
+    res.value = ctx.fg(res.par, g);
+    res.value_at_par = true;
   }
-  res.message = msg;
+  if (g.n_elem) res.grad_norm = arma::norm(g, 2);
+  if (res.fail == 0) {
+    res.stop = res.message.find("PGTOL") != std::string::npos ? "gradient" : "tolerance";
+    res.converged = true;
+  } else if (res.fail == 1) {
+    res.stop = "iteration limit";
+  } else {
+    const double tol = factr * std::numeric_limits<double>::epsilon();
+    res.converged = detail::line_search_at_optimum(
+        res.trace, res.value, res.grad_norm, arma::norm(res.par, 2), tol);
+    res.stop = res.converged ? "line search at optimum" : "line search failed";
+  }
   return res;
 }
 

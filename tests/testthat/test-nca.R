@@ -256,8 +256,36 @@ test_that("a fit converges, records its trace and predicts", {
 
 test_that("hitting the iteration cap is reported as not converged", {
   expect_warning(fit <- nca(iris[, 1:4], iris$Species, max_iter = 2),
-                 "did not converge", fixed = TRUE)
+                 "nca() did not converge within `max_iter` = 2 iterations (",
+                 fixed = TRUE)
   expect_false(fit$convergence$converged)
+  expect_identical(fit$convergence$stop, "iteration limit")
+  fit <- nca(iris[, 1:4], iris$Species)
+  expect_true(fit$convergence$converged)
+  expect_identical(fit$convergence$stop, "tolerance")
+})
+
+test_that("a line search that ends at the optimum counts as converged, silently", {
+  skip_if_not_installed("mlbench")
+  # 200 points of Vowel (11 classes) on RBF KPCA coordinates: NCA drives the
+  # objective to a plateau where the gradient underflows (~1e-30) and R's
+  # L-BFGS-B ends with ABNORMAL_TERMINATION_IN_LNSRCH.
+  e <- new.env()
+  utils::data("Vowel", package = "mlbench", envir = e)
+  x <- data.matrix(e$Vowel[, 2:10])
+  set.seed(7)
+  idx <- sample(nrow(x), 200)
+  kp <- kpca(scale(x[idx, ]), rbf_kernel(25))
+  expect_silent(fit <- nca(kp$coords, e$Vowel$Class[idx], scale = FALSE))
+  cv <- fit$convergence
+  expect_identical(cv$message, "ERROR: ABNORMAL_TERMINATION_IN_LNSRCH")
+  expect_identical(cv$stop, "line search at optimum")
+  expect_true(cv$converged)
+  # The classification's premise, checked independently: the gradient at the
+  # result is negligible against the objective.
+  g <- nca_fg(fit$L, kp$coords, e$Vowel$Class[idx])$gradient
+  expect_lt(sqrt(sum(g^2)) * sqrt(sum(fit$L^2)), 1e-5 * abs(cv$objective))
+  expect_equal(cv$gradient_norm, sqrt(sum(g^2)), tolerance = 1e-6)
 })
 
 test_that("verbose prints optimizer progress", {
