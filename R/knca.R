@@ -58,7 +58,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   K <- (K + t(K)) / 2
   n <- nrow(K)
   start <- knca_init(init, K, dim)
-  res <- nca_run("knca", K, y, start$U, K, opt)
+  res <- nca_run("knca", K, y, list(A = start$U, label = start$label), K, opt)
   U <- res$map
   d <- nrow(U)
   rownames(U) <- paste0("dim", seq_len(d))

@@ -57,6 +57,9 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
       Rcpp::Named("trace") = Rcpp::NumericVector(res.trace.begin(), res.trace.end()),
       Rcpp::Named("converged") = res.converged, Rcpp::Named("stop") = res.stop,
       Rcpp::Named("gradient_norm") = res.grad_norm,
+      Rcpp::Named("start_scale") = 1.0,
+      // L-BFGS-B stopped at its first evaluation, with a vanishing gradient.
+      Rcpp::Named("flat_start") = res.fncount <= 1 && res.stop == "gradient",
       Rcpp::Named("fail") = res.fail, Rcpp::Named("message") = res.message);
 }
 
@@ -92,7 +95,8 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, int threads) {
+                       double tol, bool verbose, int threads,
+                       bool rescale_start = true) {
   return kmaha_glue::guarded([&] {
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
@@ -101,6 +105,28 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                  threads, 0);
     if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
     Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+    if (rescale_start && Rcpp::as<bool>(res["flat_start"])) {
+      // The objective is flat at A0: every neighbour probability is 0 or 1
+      // (mapped distances huge) or all are equal (tiny).  Fit B = A / s
+      // instead, s a power of two from start_scale(), i.e. NCA on the inputs
+      // s x with lambda s^2: the same objective, started from s A0, on
+      // parameters of the scale of the data (so L-BFGS-B sees a gradient of
+      // that scale too).
+      const double s = obj->start_scale(A0);
+      if (s != 1.0 && std::isfinite(lambda * s * s)) {
+        if (verbose) {
+          Rcpp::Rcout << "the objective is flat at the start map; fitting "
+                      << "again from the start map times " << s << std::endl;
+        }
+        const arma::mat xs = x * s;
+        const std::unique_ptr<kmaha::nca_objective> obj_s =
+            make_nca(xs, zero_based(y), lambda * s * s,
+                     reg.isNotNull() ? &R : nullptr, threads, 0);
+        res = fit_nca(*obj_s, A0, max_iter, tol, verbose);
+        res["map"] = Rcpp::as<arma::mat>(res["map"]) * s;
+        res["start_scale"] = s;
+      }
+    }
     res["isa"] = std::string(obj->isa_name());
     return res;
   });

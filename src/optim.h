@@ -65,12 +65,31 @@ struct lbfgs_ctx {
   kmaha::interrupt_fn interrupt;
   arma::vec last_x, last_g;
   double last_f = 0.0;
-  bool have = false;
+  double last_gnorm = 0.0;  // norm of the objective's own gradient at last_x
+  bool have = false;        // last_x, last_f, last_g belong together
+  bool rejected = false;    // last_x was a trial point without a finite value
+  double worst = -std::numeric_limits<double>::infinity();  // largest f seen
   std::exception_ptr stop;  // set once: the exception that stops the run
   std::vector<double>* trace = nullptr;
   int calls = 0;
 };
 
+// One evaluation for lbfgsb(), which is C code: nothing may be thrown from
+// here, and lbfgsb() calls R's error() on a non-finite value.  So:
+//  * an exception of the objective (an interrupt included) is kept, and
+//    lbfgsb() is made to stop: a zero gradient ends it at its next test (the
+//    projected gradient is <= pgtol) and a value far below any seen makes a
+//    line search in progress accept the step at once;
+//  * a trial point where the parameters or the objective are not finite
+//    (a step too long for double precision) is rejected with a value above
+//    any seen, so that the line search shortens the step; at the starting
+//    point that is an error;
+//  * a gradient so small that no step as long as the parameters themselves
+//    (or of length 1) could change f beyond rounding,
+//    ||g|| max(||x||, 1) <= eps max(|f|, 1), is reported as exactly zero:
+//    the point is stationary in double precision, and lbfgsb() stops there
+//    instead of computing a step from a gradient near underflow (which can
+//    give NaN parameters).
 inline void eval(lbfgs_ctx* c, int n, const double* x) {
   if (c->stop) return;  // stopping: last_f and last_g hold the stop values
   if (c->have && std::equal(x, x + n, c->last_x.memptr())) return;
@@ -80,20 +99,37 @@ inline void eval(lbfgs_ctx* c, int n, const double* x) {
     c->last_x.set_size(n);
     std::copy(x, x + n, c->last_x.memptr());
     c->last_g.set_size(n);
-    c->last_f = c->fg(c->last_x, c->last_g);
-    if (!std::isfinite(c->last_f) || !c->last_g.is_finite()) {
-      throw kmaha::error(
-          "the objective or its gradient is not finite at the parameters "
-          "L-BFGS-B reached");
+    bool finite = c->last_x.is_finite();
+    if (finite) {
+      c->last_f = c->fg(c->last_x, c->last_g);
+      finite = std::isfinite(c->last_f) && c->last_g.is_finite();
+    }
+    if (!finite) {
+      if (c->calls == 1) {
+        throw kmaha::error(
+            "the objective or its gradient is not finite at the starting "
+            "parameters");
+      }
+      c->rejected = true;
+      c->last_f = c->worst + std::max(std::fabs(c->worst), 1.0);
+      c->last_g.zeros();
+      c->last_gnorm = std::numeric_limits<double>::quiet_NaN();
+      c->have = true;
+      return;
+    }
+    c->rejected = false;
+    c->worst = std::max(c->worst, c->last_f);
+    c->last_gnorm = arma::norm(c->last_g, 2);
+    const double scale = std::max(std::fabs(c->last_f), 1.0);
+    if (c->last_gnorm * std::max(arma::norm(c->last_x, 2), 1.0) <=
+        std::numeric_limits<double>::epsilon() * scale) {
+      c->last_g.zeros();
     }
     c->have = true;
     if (c->trace) c->trace->push_back(c->last_f);
   } catch (...) {
     c->stop = std::current_exception();
     c->have = false;
-    // A zero gradient ends lbfgsb() at its next test (the projected gradient
-    // is <= pgtol), and a value far below any seen so far makes a line
-    // search in progress accept the step at once.
     c->last_f = -1e300;
     c->last_g.zeros(n);
   }
@@ -116,15 +152,16 @@ namespace detail {
 // A line search that ends without a decrease ("ABNORMAL_TERMINATION_IN_
 // LNSRCH") often sits at the optimum, where rounding hides any decrease.  It
 // counts as converged when either
-//  * the first-order change of f over a step as long as x itself is below
-//    tol relative to f: ||g|| ||x|| <= tol max(|f|, 1); or
+//  * the first-order change of f over a step as long as x itself (or of
+//    length 1) is below tol relative to f: ||g|| max(||x||, 1) <= tol
+//    max(|f|, 1); or
 //  * the last improvements of f (the last two new minima among the
 //    evaluations) differ by at most tol relative to f.
 inline bool line_search_at_optimum(const std::vector<double>& trace, double f,
                                    double grad_norm, double x_norm,
                                    double tol) {
   const double scale = std::max(std::fabs(f), 1.0);
-  if (grad_norm * x_norm <= tol * scale) return true;
+  if (grad_norm * std::max(x_norm, 1.0) <= tol * scale) return true;
   double best = std::numeric_limits<double>::infinity(), prev = best;
   for (double v : trace) {
     if (v < best) {
@@ -162,18 +199,18 @@ inline lbfgs_result minimize_lbfgs(
   if (ctx.stop) guarded([&] { std::rethrow_exception(ctx.stop); });
   res.value = fmin;
   res.message = msg;
-  arma::vec g;
-  if (ctx.have && std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
+  if (ctx.have && !ctx.rejected &&
+      std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
     res.value = ctx.last_f;
     res.value_at_par = true;
-    g = ctx.last_g;
+    res.grad_norm = ctx.last_gnorm;
   } else if (res.fail != 0) {
     // The gradient at the returned point is needed to classify the stop.
-    g.set_size(n);
+    arma::vec g(n);
     res.value = ctx.fg(res.par, g);
     res.value_at_par = true;
+    res.grad_norm = arma::norm(g, 2);
   }
-  if (g.n_elem) res.grad_norm = arma::norm(g, 2);
   if (res.fail == 0) {
     res.stop = res.message.find("PGTOL") != std::string::npos ? "gradient" : "tolerance";
     res.converged = true;
