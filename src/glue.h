@@ -10,6 +10,7 @@
 #include <kmaha/common.hpp>
 #include <kmaha/gemm.hpp>
 #include <kmaha/kernels.hpp>
+#include <kmaha/neighbors.hpp>
 
 namespace kmaha_glue {
 
@@ -88,6 +89,31 @@ inline kmaha::isa isa_setting() {
     return kmaha::isa::avx2;
   }
   Rcpp::stop("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name);
+}
+
+// Class labels: R's 1-based integer codes (as.integer(factor)) to the core's
+// 0-based labels.
+inline arma::uvec labels_from_r(const arma::ivec& y) {
+  if (y.n_elem && y.min() < 1) Rcpp::stop("labels must be positive integer codes");
+  return arma::conv_to<arma::uvec>::from(y - 1);
+}
+
+// Neighbour indices: R's 1-based integers with NA for "none" to the core's
+// 0-based indices with kmaha::no_neighbor, and back.
+inline arma::umat index_from_r(const Rcpp::IntegerMatrix& m) {
+  arma::umat out(m.nrow(), m.ncol());
+  for (R_xlen_t i = 0; i < m.size(); ++i)
+    out[i] = m[i] == NA_INTEGER ? kmaha::no_neighbor
+                                : static_cast<arma::uword>(m[i] - 1);
+  return out;
+}
+
+inline Rcpp::IntegerMatrix index_to_r(const arma::umat& idx) {
+  Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
+  for (arma::uword i = 0; i < idx.n_elem; ++i)
+    out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER
+                                          : static_cast<int>(idx[i]) + 1;
+  return out;
 }
 
 // A kernel object made by rbf_kernel() & co. (already validated in R).

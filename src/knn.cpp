@@ -10,7 +10,7 @@
 Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
                             const arma::mat& q, int k, bool self) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self,
                                               kmaha_glue::user_interrupt(),
                                               kmaha_glue::isa_setting());
@@ -29,10 +29,7 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
     const arma::umat idx = kmaha::knn_search(x, q, k, self, &d, 512,
                                              kmaha_glue::user_interrupt(),
                                              kmaha_glue::isa_setting());
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return Rcpp::List::create(Rcpp::Named("index") = out,
+    return Rcpp::List::create(Rcpp::Named("index") = kmaha_glue::index_to_r(idx),
                               Rcpp::Named("dist2") = d);
   });
 }
@@ -42,14 +39,11 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
                                         int k, bool same) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512,
                                                   kmaha_glue::user_interrupt(),
                                                   kmaha_glue::isa_setting());
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return out;
+    return kmaha_glue::index_to_r(idx);
   });
 }
 

@@ -15,11 +15,6 @@ std::unique_ptr<kmaha::nca_objective> make_nca(
       kmaha_glue::isa_setting()));
 }
 
-arma::uvec zero_based(const arma::ivec& y) {
-  if (y.n_elem == 0 || y.min() < 1) Rcpp::stop("labels must be positive integer codes");
-  return arma::conv_to<arma::uvec>::from(y - 1);
-}
-
 // Runs L-BFGS-B on an NCA objective from the d x D start A0.
 Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
                    int max_iter, double tol, bool verbose) {
@@ -79,7 +74,7 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
     std::unique_ptr<kmaha::nca_objective> obj =
-        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+        make_nca(x, kmaha_glue::labels_from_r(y), lambda, reg.isNotNull() ? &R : nullptr,
                  threads, static_cast<arma::uword>(std::max(block, 0)));
     if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
     arma::mat G;
@@ -101,7 +96,7 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
     const std::unique_ptr<kmaha::nca_objective> obj =
-        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+        make_nca(x, kmaha_glue::labels_from_r(y), lambda, reg.isNotNull() ? &R : nullptr,
                  threads, 0);
     if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
     Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
@@ -120,7 +115,7 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
         }
         const arma::mat xs = x * s;
         const std::unique_ptr<kmaha::nca_objective> obj_s =
-            make_nca(xs, zero_based(y), lambda * s * s,
+            make_nca(xs, kmaha_glue::labels_from_r(y), lambda * s * s,
                      reg.isNotNull() ? &R : nullptr, threads, 0);
         res = fit_nca(*obj_s, A0, max_iter, tol, verbose);
         res["map"] = Rcpp::as<arma::mat>(res["map"]) * s;

@@ -99,6 +99,18 @@ class parallel_errors {
   std::atomic<bool> failed_{false};
 };
 
+namespace detail {
+// Deterministic eigenvector signs: flip each column so that its entry of
+// largest magnitude (the first such entry on ties) is positive.  Used by
+// KPCA, DNE and KDNE.
+inline void fix_signs(arma::mat& V) {
+  for (arma::uword j = 0; j < V.n_cols; ++j) {
+    const arma::uword i = arma::index_max(arma::abs(V.col(j)));
+    if (V(i, j) < 0.0) V.col(j) *= -1.0;
+  }
+}
+}  // namespace detail
+
 // Squared Euclidean distances between the rows of X (n x D) and of Y (m x D),
 // computed through one matrix product: ||x||^2 + ||y||^2 - 2 x'y.  Rounding can
 // make tiny distances negative; they are clamped at zero.
