@@ -134,7 +134,9 @@ knca_init <- function(init, K, dim) {
   }
   basis <- knca_kpca_basis(K)
   r <- length(basis$values)
-  if (r == 0L) stopf("The centred Gram matrix is zero: the kernel sees no differences between the inputs.")
+  if (r == 0L) {
+    stopf("`kernel` sees no differences between the rows of `x`: their centred Gram matrix is zero; use a kernel whose parameters suit the scale of `x`.")
+  }
   if (is.null(dim)) dim <- r
   if (init == "random") {
     return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),

@@ -72,7 +72,8 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   check_kernel(kernel)
   x <- check_x(x, "x")
   args <- kpca_check_args(nrow(x), rank, tol, method)
-  fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method))
+  fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method),
+                   "`kernel` on `x`: ")
   fit <- kpca_finish(fit, args, rownames(x))
   fit$kernel <- kernel
   fit$x <- x
@@ -102,6 +103,9 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
   x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
   z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
                                object$col_means, object$grand_mean)
+  if (anyNA(z)) {
+    stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+  }
   dimnames(z) <- list(rownames(x), colnames(object$coords))
   z
 }
@@ -179,7 +183,7 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
 kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
   K <- check_gram(K)
   args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method))
+  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method), "`K`: ")
   kpca_finish(fit, args, rownames(K))
 }
 
@@ -246,9 +250,10 @@ kpca_check_args <- function(n, rank, tol, method) {
        method = method, requested = method)
 }
 
-# Turn core errors into plain R errors (no C++ call in the message).
-kpca_call <- function(expr) {
-  tryCatch(expr, error = function(e) stop(conditionMessage(e), call. = FALSE))
+# Turn core errors into plain R errors (no C++ call in the message), led by
+# `what` (the argument they concern, e.g. "`kernel` on `x`: ").
+kpca_call <- function(expr, what = "") {
+  tryCatch(expr, error = function(e) stop(paste0(what, conditionMessage(e)), call. = FALSE))
 }
 
 kpca_finish <- function(fit, args, row_names) {

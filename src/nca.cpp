@@ -99,28 +99,51 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
         make_nca(x, kmaha_glue::labels_from_r(y), lambda, reg.isNotNull() ? &R : nullptr,
                  threads, 0);
     if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
+    // A built-in start far from the scale of the data (the mapped points
+    // spread over more than 2^100 or less than 2^-100) makes the objective
+    // flat or the problem badly scaled: every neighbour probability is 0 or
+    // 1, or all are equal, and the gradient vanishes or is out of all
+    // proportion to the map.  Then B = A / s is fitted instead, s a power of
+    // two from start_scale(), i.e. NCA on the inputs s x with lambda s^2:
+    // the same objective, started from s A0, on parameters of the scale of
+    // the data.  The same happens when L-BFGS-B cannot move from the start.
+    auto refit_scaled = [&](double s) {
+      if (verbose) {
+        Rcpp::Rcout << "the start map is far from the scale of the data; "
+                    << "fitting from the start map times " << s << std::endl;
+      }
+      const arma::mat xs = x * s;
+      const std::unique_ptr<kmaha::nca_objective> obj_s =
+          make_nca(xs, kmaha_glue::labels_from_r(y), lambda * s * s,
+                   reg.isNotNull() ? &R : nullptr, threads, 0);
+      Rcpp::List r = fit_nca(*obj_s, A0, max_iter, tol, verbose);
+      r["map"] = Rcpp::as<arma::mat>(r["map"]) * s;
+      r["start_scale"] = s;
+      return r;
+    };
+    // Unless the penalty at the rescaled start, lambda s^2 reg(A0), would
+    // exceed the largest possible data term (n): with such a penalty the
+    // optimum is a map near zero, which the unscaled fit reaches.
+    auto usable = [&](double s) {
+      if (s == 1.0) return false;
+      const double pen = lambda * s * s * obj->reg_value(A0);
+      return std::isfinite(pen) && pen <= static_cast<double>(x.n_rows);
+    };
+    if (rescale_start) {
+      const double zmax = arma::abs(kmaha::apply_map(x, A0, obj->kernels_isa())).max();
+      if (!(zmax <= std::ldexp(1.0, 100) && zmax >= std::ldexp(1.0, -100))) {
+        const double s = obj->start_scale(A0);
+        if (usable(s)) {
+          Rcpp::List res = refit_scaled(s);
+          res["isa"] = std::string(obj->isa_name());
+          return res;
+        }
+      }
+    }
     Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
     if (rescale_start && Rcpp::as<bool>(res["flat_start"])) {
-      // The objective is flat at A0: every neighbour probability is 0 or 1
-      // (mapped distances huge) or all are equal (tiny).  Fit B = A / s
-      // instead, s a power of two from start_scale(), i.e. NCA on the inputs
-      // s x with lambda s^2: the same objective, started from s A0, on
-      // parameters of the scale of the data (so L-BFGS-B sees a gradient of
-      // that scale too).
       const double s = obj->start_scale(A0);
-      if (s != 1.0 && std::isfinite(lambda * s * s)) {
-        if (verbose) {
-          Rcpp::Rcout << "the objective is flat at the start map; fitting "
-                      << "again from the start map times " << s << std::endl;
-        }
-        const arma::mat xs = x * s;
-        const std::unique_ptr<kmaha::nca_objective> obj_s =
-            make_nca(xs, kmaha_glue::labels_from_r(y), lambda * s * s,
-                     reg.isNotNull() ? &R : nullptr, threads, 0);
-        res = fit_nca(*obj_s, A0, max_iter, tol, verbose);
-        res["map"] = Rcpp::as<arma::mat>(res["map"]) * s;
-        res["start_scale"] = s;
-      }
+      if (usable(s)) res = refit_scaled(s);
     }
     res["isa"] = std::string(obj->isa_name());
     return res;

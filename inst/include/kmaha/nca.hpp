@@ -341,7 +341,14 @@ class nca_objective {
   arma::uword n_features() const { return Xs_.n_cols; }
   int threads() const { return nt_; }
   void set_min_parallel_flops(double flops) { min_parallel_flops = flops; }
-  // Name of the instruction set the kernels run in.
+  // The regulariser reg(A), without lambda: ||A||_F^2 or trace(A R A').
+  double reg_value(const arma::mat& A) const {
+    if (reg_ == nullptr) return arma::accu(arma::square(A));
+    return arma::accu((A * (*reg_)) % A);
+  }
+
+  // The instruction set the kernels run in, and its name.
+  isa kernels_isa() const { return isa_; }
   const char* isa_name() const { return kmaha::isa_name(isa_); }
 
   // A power of two s such that the points mapped by s A0 have a median
