@@ -86,7 +86,8 @@ check: $(STAMPS)/deps
 # normal build is reused) with the flags below into a library of its own; R
 # itself is not instrumented, so libasan is preloaded.  R leaks by design:
 # leak detection is off.  UBSan reports and continues ("runtime error"),
-# AddressSanitizer stops the process at its first error.
+# AddressSanitizer stops the process at its first error; both write their
+# reports to files, so that those of child R processes (callr) count too.
 ASAN_LIB  := $(STAMPS)/lib-asan
 ASAN_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 sanitize: $(TARBALL)
@@ -94,13 +95,16 @@ sanitize: $(TARBALL)
 	@printf 'CXXFLAGS = %s\nCXX11FLAGS = %s\nCXX14FLAGS = %s\nCXX17FLAGS = %s\nLDFLAGS = -fsanitize=address,undefined\n' \
 	  "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" > $(STAMPS)/Makevars-asan
 	$(call logged,install-asan,R_MAKEVARS_USER=$(abspath $(STAMPS)/Makevars-asan) R CMD INSTALL --no-test-load --library=$(ASAN_LIB) $(TARBALL))
-	@echo "  tests under ASan + UBSan  (log: $(STAMPS)/sanitize.log)"
-	@LD_PRELOAD=$$(g++ -print-file-name=libasan.so) \
-	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	@echo "  tests under ASan + UBSan  (log: $(STAMPS)/sanitize.log; reports: $(STAMPS)/sanitizer-reports/)"
+	@rm -rf $(STAMPS)/sanitizer-reports; mkdir -p $(STAMPS)/sanitizer-reports; \
+	  reports=$(abspath $(STAMPS)/sanitizer-reports); \
+	  LD_PRELOAD=$$(g++ -print-file-name=libasan.so) \
+	  ASAN_OPTIONS=detect_leaks=0:log_path=$$reports/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:log_path=$$reports/ubsan \
 	  R_LIBS=$(abspath $(ASAN_LIB)) $(RSCRIPT) tools/run-tests.R > $(STAMPS)/sanitize.log 2>&1; \
 	  status=$$?; tail -n 1 $(STAMPS)/sanitize.log; \
-	  asan=$$(grep -c 'ERROR: AddressSanitizer' $(STAMPS)/sanitize.log); \
-	  ubsan=$$(grep -c 'runtime error:' $(STAMPS)/sanitize.log); \
+	  asan=$$(cat $$reports/asan.* 2>/dev/null | grep -c 'ERROR: AddressSanitizer'); \
+	  ubsan=$$(cat $$reports/ubsan.* 2>/dev/null | grep -c 'runtime error:'); \
 	  echo "AddressSanitizer errors: $$asan   UBSan runtime errors: $$ubsan   (test run exit status $$status)"; \
 	  [ $$asan -eq 0 ] && [ $$ubsan -eq 0 ] && [ $$status -eq 0 ]
 
