@@ -110,7 +110,7 @@ sanitize: $(TARBALL)
 
 # Valgrind (memcheck) on the installed package, over the test files matched
 # by VALGRIND_TESTS (a regular expression on their names).
-VALGRIND_TESTS ?= gemm|nca|knn|kernels|dne|kpca|align|validation
+VALGRIND_TESTS ?= gemm|optim|nca|knn|kernels|dne|kpca|align|validation
 valgrind: install
 	@echo "  tests '$(VALGRIND_TESTS)' under valgrind  (log: $(STAMPS)/valgrind.log)"
 	@KMAHA_TEST_FILTER='$(VALGRIND_TESTS)' KMAHA_NUM_THREADS=1 OMP_NUM_THREADS=1 \

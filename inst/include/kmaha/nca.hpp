@@ -353,7 +353,7 @@ class nca_objective {
 
   // A power of two s such that the points mapped by s A0 have a median
   // squared distance to their nearest neighbour of about 1 (positive
-  // distances only).  From a start where every neighbour probability is 0
+  // distances only; the upper median of an even count).  From a start where every neighbour probability is 0
   // or 1 (distances huge) or all are equal (distances tiny), the objective
   // is flat and L-BFGS cannot move; s A0 is the same start on the scale of
   // the data.  Returns 1 when the mapped points all coincide.
@@ -369,6 +369,10 @@ class nca_objective {
          Z.memptr(), 1, static_cast<std::ptrdiff_t>(n), false, buf);
     const double c = nca_detail::rescale_rows(Z);
     if (!std::isfinite(c)) return 1.0;
+    // Distances formed from inner products leave duplicated points a
+    // rounding-level distance instead of 0: below this they count as 0.
+    const double tiny = 64.0 * std::numeric_limits<double>::epsilon() *
+                        arma::max(arma::sum(arma::square(Z), 1));
     std::vector<double> nn;
     nn.reserve(n);
     for_each_distance_block(
@@ -379,7 +383,7 @@ class nca_objective {
             const double* col = D2.colptr(q - q0);
             for (arma::uword j = 0; j < n; ++j)
               if (j != q && col[j] < best) best = col[j];
-            if (best > 0.0 && std::isfinite(best)) nn.push_back(best);
+            if (best > tiny && std::isfinite(best)) nn.push_back(best);
           }
         },
         interrupt_, isa_);
