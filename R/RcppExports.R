@@ -89,11 +89,15 @@ cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_par
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads) {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads)
+cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, rescale_start = TRUE) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads, rescale_start)
 }
 
 cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, threads) {
     .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, lambda, batches, learning_rate, threads)
+}
+
+cpp_lbfgs_test <- function(fn, gr, x0, max_iter, tol) {
+    .Call(`_kmaha_cpp_lbfgs_test`, fn, gr, x0, max_iter, tol)
 }
 

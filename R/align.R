@@ -107,6 +107,11 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
   }
   p <- nlevels(y)
   st <- cpp_alignment_products(kernels, x, as.integer(y), p)
+  bad <- which(!is.finite(diag(st$S)) | !is.finite(st$b))
+  if (length(bad)) {
+    stopf("`kernels[[%d]]` has non-finite Gram values on `x` (they overflow at this scale of `x`); rescale `x` or change the kernel's parameters.",
+          bad[1])
+  }
   fro <- sqrt(pmax(diag(st$S), 0))
   if (any(fro <= 0)) {
     stopf("`kernels[[%d]]` has an all-zero Gram matrix on `x`; remove it.",

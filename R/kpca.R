@@ -153,7 +153,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
     fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method),
-                     n = nrow(x))
+                     "`kernel` on `x`: ", n = nrow(x))
     fit <- kpca_finish(fit, args, rownames(x))
     fit$x <- x
   }
@@ -245,6 +245,9 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
     z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
                                  object$col_means, object$grand_mean)
   }
+  if (anyNA(z)) {
+    stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+  }
   dimnames(z) <- list(rownames(x), colnames(object$coords))
   z
 }
@@ -329,7 +332,7 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
 kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
   K <- check_gram(K)
   args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method))
+  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method), "`K`: ")
   kpca_finish(fit, args, rownames(K))
 }
 
@@ -396,17 +399,17 @@ kpca_check_args <- function(n, rank, tol, method) {
        method = method, requested = method)
 }
 
-# Turn core errors into plain R errors (no C++ call in the message); a
-# failed allocation of exact KPCA's n x n matrices points to the Nystrom
-# method.
-kpca_call <- function(expr, n = NULL) {
+# Turn core errors into plain R errors (no C++ call in the message), led by
+# `what` (the argument they concern, e.g. "`kernel` on `x`: "); a failed
+# allocation of exact KPCA's n x n matrices points to the Nystrom method.
+kpca_call <- function(expr, what = "", n = NULL) {
   tryCatch(expr, error = function(e) {
     msg <- conditionMessage(e)
     if (!is.null(n) && grepl("bad_alloc|cannot allocate", msg)) {
       stopf("Exact kernel PCA of %d points ran out of memory: it needs the %d x %d Gram matrix (%.2f GB) and a copy of it. For large n use the Nystrom method, e.g. kpca(x, kernel, landmarks = 1000) or kmaha(..., landmarks = 1000).",
             n, n, n, 8 * n^2 / 1e9)
     }
-    stop(msg, call. = FALSE)
+    stop(paste0(what, msg), call. = FALSE)
   })
 }
 

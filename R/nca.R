@@ -95,8 +95,21 @@
 #' @return An object of class `c("kmaha_nca", "kmaha_linear")`: the map `L`
 #'   (d x D, acting on the scaled inputs), the scaling `prep`, the training
 #'   embedding, the settings and `convergence` (`iterations`: objective
-#'   evaluations, `objective`, `trace`, `converged`: `TRUE` only when
-#'   L-BFGS-B stopped by its tolerance, and its `message`). See
+#'   evaluations, `objective`, `trace` (the objective at every evaluation),
+#'   `converged`, `stop`, `gradient_norm` at the result, L-BFGS-B's
+#'   `message` and `isa`, the kernels used). `stop` says why L-BFGS-B
+#'   stopped: `"tolerance"` (the relative reduction fell below `tol`),
+#'   `"gradient"` (the gradient vanished: no step as long as the map could
+#'   change the objective beyond rounding), `"line search at optimum"` (the
+#'   line search found no lower objective at a point where none is possible
+#'   beyond `tol`: the product of the gradient norm and the map's norm, or
+#'   the last improvement, is below `tol` relative to the objective),
+#'   `"line search failed"` (the same elsewhere) or `"iteration limit"`.
+#'   `converged` is `TRUE` for the first three; the last two warn.
+#'   `start_scale` is 1, or the power of two by which a built-in start was
+#'   multiplied because the objective was flat there (inputs far from unit
+#'   scale with `scale = FALSE`: every neighbour probability 0 or 1, or all
+#'   equal); the fit then runs on parameters of the data's scale. See
 #'   [predict.kmaha_linear()].
 #' @references Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R.
 #'   (2005). Neighbourhood components analysis. *NIPS 17*.
@@ -139,7 +152,7 @@ nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
   res <- if (method == "minibatch") {
     nca_run_minibatch(xs, y, start$A, opt, batch_size)
   } else {
-    nca_run("nca", xs, y, start$A, NULL, opt)
+    nca_run("nca", xs, y, start, NULL, opt)
   }
   new_linear_fit(
     "nca", res$map, prep, xs, y,
@@ -147,9 +160,7 @@ nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
                     max_iter = max_iter, tol = tol, scale = scale,
                     num_threads = threads, method = method,
                     batch_size = if (method == "minibatch") min(batch_size, nrow(x))),
-    convergence = list(iterations = res$iterations, objective = res$value,
-                       trace = res$trace, converged = res$converged,
-                       message = res$message, isa = res$isa),
+    convergence = nca_convergence(res),
     call = match.call(), feature_names = colnames(x))
 }
 
@@ -252,13 +263,44 @@ nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
 }
 
 # One L-BFGS run of the NCA core on `feats` (inputs, or Gram rows for KNCA
-# with `K` the regulariser's Gram matrix), warning when it hits the cap.
+# with `K` the regulariser's Gram matrix) from `start` (a list with the map
+# `A` and its `label`).  A built-in start at which the objective is flat
+# (every neighbour probability 0 or 1, or all equal: inputs on a scale far
+# from 1 without `scale = TRUE`) is rescaled by a power of two in the core
+# (convergence$start_scale); a flat start given as a matrix is kept, with a
+# warning.  It warns only when the result may not be a minimum: the
+# iteration cap was hit, or the line search failed away from an optimum (a
+# line search that ends at the optimum, where rounding hides any decrease,
+# counts as converged; see convergence$stop).
 nca_run <- function(fun, feats, y, start, K, opt) {
-  res <- cpp_nca_fit(feats, as.integer(y), start, opt$lambda, K, opt$max_iter,
-                     opt$tol, opt$verbose, opt$threads)
-  if (!res$converged) {
-    warnf("%s() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
-          fun, res$message, as.integer(res$iterations))
+  res <- cpp_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
+                     opt$tol, opt$verbose, opt$threads,
+                     rescale_start = !identical(start$label, "matrix"))
+  if (isTRUE(res$flat_start)) {
+    warnf("%s() could not move from its start: the objective is flat there (%s), so the gradient vanishes; %s.",
+          fun,
+          if (identical(start$label, "matrix"))
+            "the mapped points are so far apart that every neighbour probability is 0 or 1, or so close that all are equal"
+          else "all points coincide under the start map",
+          if (identical(start$label, "matrix"))
+            "scale `init` to the data (or use a built-in `init`, which is rescaled automatically)"
+          else "check for constant or duplicated inputs")
+  } else if (!res$converged) {
+    if (identical(res$stop, "iteration limit")) {
+      warnf("%s() did not converge within `max_iter` = %d iterations (%d evaluations); raise `max_iter` or loosen `tol`.",
+            fun, opt$max_iter, as.integer(res$iterations))
+    } else {
+      warnf("%s() stopped after %d evaluations: the line search found no lower objective, yet the gradient is not small (norm %.3g), so the map may not be a minimum; try `scale = TRUE`, another `init` or a small `lambda`.",
+            fun, as.integer(res$iterations), res$gradient_norm)
+    }
   }
   res
+}
+
+# The convergence record of an NCA or KNCA fit.
+nca_convergence <- function(res) {
+  list(iterations = res$iterations, objective = res$value, trace = res$trace,
+       converged = res$converged, stop = res$stop,
+       gradient_norm = res$gradient_norm, start_scale = res$start_scale,
+       message = res$message, isa = res$isa)
 }

@@ -22,7 +22,7 @@ Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
       bk.weights = k.weights;
       bks.push_back(bk);
     }
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::alignment_stats st = kmaha::alignment_products(
         bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
         4.0e6, kmaha_glue::isa_setting());

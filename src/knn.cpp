@@ -11,7 +11,7 @@ Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
                             const arma::mat& q, int k, bool self,
                             int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self,
                                               kmaha_glue::user_interrupt(),
                                               kmaha_glue::isa_setting(),
@@ -32,10 +32,7 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
                                              kmaha_glue::user_interrupt(),
                                              kmaha_glue::isa_setting(),
                                              kmaha_glue::resolve_threads(threads));
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return Rcpp::List::create(Rcpp::Named("index") = out,
+    return Rcpp::List::create(Rcpp::Named("index") = kmaha_glue::index_to_r(idx),
                               Rcpp::Named("dist2") = d);
   });
 }
@@ -45,15 +42,12 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
                                         int k, bool same, int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512,
                                                   kmaha_glue::user_interrupt(),
                                                   kmaha_glue::isa_setting(),
                                                   kmaha_glue::resolve_threads(threads));
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return out;
+    return kmaha_glue::index_to_r(idx);
   });
 }
 

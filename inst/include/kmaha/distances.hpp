@@ -68,18 +68,36 @@ inline void products_to_sq_dist(arma::mat& P, const arma::vec& xx,
 
 // Calls visit(q0, q1, D2) for consecutive query blocks, where D2 is the
 // n x (q1 - q0) matrix of squared distances from the training rows to
-// queries q0..q1-1.  Q may be X.
+// queries q0..q1-1.  Q may be X.  Points of extreme magnitude are rescaled
+// first (detail::distance_scale() in common.hpp).
 template <class Visit>
 inline void for_each_distance_block(const arma::mat& X, const arma::mat& Q,
                                     arma::uword block, Visit&& visit,
                                     const interrupt_fn& interrupt = no_interrupt,
                                     isa s = best_isa(), int num_threads = 1) {
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const arma::vec qq = &Q == &X ? xx : arma::vec(arma::sum(arma::square(Q), 1));
+  const bool same = &Q == &X;
+  const double c = detail::distance_scale(std::max(
+      detail::max_abs_entry(X), same ? 0.0 : detail::max_abs_entry(Q)));
+  arma::mat Xs, Qs;
+  const arma::mat* Xp = &X;
+  const arma::mat* Qp = same ? &X : &Q;
+  if (c != 1.0) {
+    Xs = X / c;
+    Xp = &Xs;
+    if (same) {
+      Qp = &Xs;
+    } else {
+      Qs = Q / c;
+      Qp = &Qs;
+    }
+  }
+  const arma::vec xx = arma::sum(arma::square(*Xp), 1);
+  const arma::vec qq = same ? xx : arma::vec(arma::sum(arma::square(*Qp), 1));
   for_each_product_block(
-      X, Q, block,
+      *Xp, *Qp, block,
       [&](arma::uword q0, arma::uword q1, arma::mat& P) {
         products_to_sq_dist(P, xx, qq.memptr() + q0);
+        detail::unscale_sq_dist(P, c);
         visit(q0, q1, static_cast<const arma::mat&>(P));
       },
       interrupt, s, num_threads);

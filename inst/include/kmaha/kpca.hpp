@@ -94,14 +94,6 @@ struct kpca_result {
 
 namespace detail {
 
-// Flip each column so that its entry of largest magnitude is positive.
-inline void fix_signs(arma::mat& V) {
-  for (arma::uword j = 0; j < V.n_cols; ++j) {
-    const arma::uword i = arma::index_max(arma::abs(V.col(j)));
-    if (V(i, j) < 0) V.col(j) *= -1.0;
-  }
-}
-
 // Largest |K(i,j)|; used to detect an all-zero kernel matrix and to scale
 // the threshold below which the centred matrix is treated as zero.
 inline double max_abs(const arma::mat& K) {
