@@ -71,9 +71,9 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
               "weights", "alignment")
     fit[intersect(names(fit), keep)]
   }
-  # A clear error names an argument: a backquoted name such as `x`, `k` or
-  # `kernels[[2]]`.
-  clear_error <- function(msg) grepl("`[A-Za-z.][A-Za-z0-9._]*(\\[\\[[0-9]+\\]\\])?`", msg)
+  # A clear error names an argument: a backquoted name such as `x`, `k`,
+  # `learner_args$k` or `kernels[[2]]`.
+  clear_error <- function(msg) grepl("`[A-Za-z.][A-Za-z0-9._]*(\\$[A-Za-z.][A-Za-z0-9._]*|\\[\\[[0-9]+\\]\\])?`", msg)
 
   one_case <- function(case_seed) {
     set.seed(case_seed)
