@@ -28,7 +28,10 @@
 #'   inputs;
 #' * `"cv"`: the best of `kernels` by stratified `cv_folds`-fold
 #'   cross-validation of the whole pipeline ([cv_kernel()]; parallel through
-#'   the user's [future::plan()], progress through \pkg{progressr});
+#'   the user's [future::plan()], progress through \pkg{progressr}); by
+#'   default with successive halving of the kernels after the first fold
+#'   (`cv_strategy = "fast"`), or every kernel on every fold
+#'   (`cv_strategy = "exhaustive"`);
 #' * `"align"` (alias `"aligned"`), `"align_lp"`: the combination of `kernels`
 #'   learned by kernel alignment, QP or LP ([align_kernels()]);
 #' * `"unweighted"`: the plain sum of `kernels`.
@@ -54,6 +57,8 @@
 #' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`; the
 #'   paper's 21 scaled RBF kernels by default.
 #' @param cv_folds Number of cross-validation folds for `kernel = "cv"`.
+#' @param cv_strategy `"fast"` or `"exhaustive"`: the `strategy` of
+#'   [cv_kernel()] for `kernel = "cv"`.
 #' @param scale Standardize the input columns by the training data (`TRUE`)
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
@@ -108,10 +113,11 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
                           scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
-                          ...) {
+                          cv_strategy = c("fast", "exhaustive"), ...) {
   call <- match.call()
   check_dots_empty(...)
   neighbors <- match.arg(neighbors)
+  cv_strategy <- match.arg(cv_strategy)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
@@ -144,7 +150,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     cv = {
       cv <- cv_kernel(xs, y, learner, kernels, folds = cv_folds, k = k,
                       learner_args = learner_args, neighbors = neighbors,
-                      rank = rank, tol = tol, seed = seed)
+                      rank = rank, tol = tol, seed = seed,
+                      strategy = cv_strategy)
       cv$learner <- lrn$label
       kern <- cv$kernel
       kinfo$cv <- cv
@@ -187,7 +194,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     train_accuracy = mean(loo == y),
     feature_names = feature_names, n_features = ncol(x),
     settings = list(learner_args = learner_args, neighbors = neighbors,
-                    cv_folds = cv_folds, scale = scale, rank = rank,
+                    cv_folds = cv_folds, cv_strategy = cv_strategy,
+                    scale = scale, rank = rank,
                     tol = tol, seed = seed),
     call = call)
   class(fit) <- "kmaha_fit"
