@@ -39,9 +39,13 @@
 #' [future::plan()] decides where they run (sequentially by default). Every
 #' kernel-fold fit gets its own parallel random stream (L'Ecuyer-CMRG, as
 #' with `future.seed = TRUE`), drawn before any fit, so the result depends
-#' neither on the plan nor on which kernels were dropped. Under a plan with
-#' several workers each fit uses one thread (option `kmaha.num_threads`),
-#' since the workers already occupy the cores. Progress is signalled with
+#' neither on the plan nor on which kernels were dropped. Each fit uses one
+#' thread (option `kmaha.num_threads` and the OpenMP threads of the
+#' products), under every plan: the fits are many and small, so parallel
+#' work across fits, through the plan's workers, is what uses several cores
+#' well (threads inside a small fit cost more than they save, and compete
+#' with the workers). To give NCA fits their own threads anyway, set
+#' `num_threads` in `learner_args`. Progress is signalled with
 #' [progressr::progressor()]: wrap the call in [progressr::with_progress()]
 #' to see a progress bar. Folds are drawn from R's random number generator:
 #' use `seed` or [set.seed()] for reproducible results.
@@ -118,13 +122,15 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   n_tasks <- nrow(tasks)
   seeds <- task_seeds(n_tasks)
   p <- progressr::progressor(steps = n_tasks)
-  # With several workers the fits already run in parallel: each then uses
-  # one thread (NCA's own threads, unless learner_args sets num_threads, and
-  # the OpenMP threads of KPCA's and Eigen's products), as threads competing
-  # with other workers for the same cores slow all of them down.
+  # Every fit runs on one thread (NCA's own threads, unless learner_args
+  # sets num_threads, and the OpenMP threads of KPCA's and Eigen's
+  # products): at n = 200, two threads per fit were no faster on an idle
+  # two-core machine and up to 10 times slower on a busy one (spinning
+  # OpenMP threads), and under several workers they compete with the other
+  # workers for the same cores.
   job <- list(tasks = tasks, fold_id = fold_id, x = x, y = y, kernels = kernels,
               spec = spec, neighbors = neighbors, rank = rank, tol = tol,
-              k = k, one_thread = future::nbrOfWorkers() > 1)
+              k = k)
   res <- vector("list", n_tasks)
   dropped <- rep(FALSE, nk)
   if (strategy == "fast" && nk > 2L) {
@@ -300,14 +306,12 @@ cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
 # Returns the accuracy, the correctness of each held-out point (for the
 # halving), the error message (NA) and the warnings raised.
 cv_task <- function(t, job, progress) {
-  if (job$one_thread) {
-    old <- options(kmaha.num_threads = 1L)
-    old_omp <- cpp_omp_threads(1L)
-    on.exit({
-      options(old)
-      cpp_omp_threads(old_omp)
-    }, add = TRUE)
-  }
+  old <- options(kmaha.num_threads = 1L)
+  old_omp <- cpp_omp_threads(1L)
+  on.exit({
+    options(old)
+    cpp_omp_threads(old_omp)
+  }, add = TRUE)
   x <- job$x
   y <- job$y
   tr <- job$fold_id != job$tasks$fold[t]
