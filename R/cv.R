@@ -97,7 +97,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       neighbors = c("feature", "input"), rank = NULL,
                       tol = 1e-8, seed = NULL,
                       strategy = c("fast", "exhaustive"), ...) {
-  check_dots_empty(...)
+  check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
   strategy <- match.arg(strategy)
   x <- check_x(x, "x")
@@ -105,6 +105,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   kernels <- check_kernel_list(kernels)
   lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
+  check_learner_signature(lrn, learner_args)
   k <- check_count(k, "k")
   spec <- fold_learner(lrn, learner_args)
   if (!is.null(seed)) {
@@ -318,8 +319,12 @@ cv_task <- function(t, job, progress) {
   warns <- character()
   out <- tryCatch(withCallingHandlers({
     ytr <- y[tr]
-    kp <- kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
-               rank = job$rank, tol = job$tol)
+    # Degenerate candidates (e.g. the grid's smallest sigmas) are expected
+    # here: they just score badly, without a warning per fold.
+    kp <- withCallingHandlers(
+      kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
+           rank = job$rank, tol = job$tol),
+      kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
     map <- fold_map(job$spec, kp$coords, droplevels(ytr),
                     input = if (job$neighbors == "input") x[tr, , drop = FALSE])
     ztr <- apply_map(kp$coords, map)
@@ -373,13 +378,3 @@ save_rng <- function() {
       rm(".Random.seed", envir = env)
   }
 }
-
-check_dots_empty <- function(...) {
-  if (...length()) {
-    nm <- names(list(...))
-    stopf("Unknown argument(s): %s. Pass learner options in `learner_args`.",
-          paste(if (is.null(nm)) "(unnamed)" else ifelse(nzchar(nm), nm, "(unnamed)"),
-                collapse = ", "))
-  }
-}
-

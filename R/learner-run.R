@@ -36,10 +36,33 @@ check_learner_args <- function(learner_args) {
   learner_args
 }
 
-# Whether the learner receives target neighbours computed by kmaha().
-learner_wants_targets <- function(lrn) {
-  if (lrn$builtin) lrn$name %in% c("lmnn", "dne")
-  else "targets" %in% names(formals(lrn$fun))
+# A learner function must take the coordinates and the labels as its first
+# two arguments, and every name in `learner_args` (and `targets`, which
+# run_learner() may add, only when it declares it).  Checked before any
+# work, so a wrong signature is reported plainly, without the data.
+check_learner_signature <- function(lrn, learner_args) {
+  if (lrn$builtin) return(invisible(lrn))
+  nm <- names(formals(lrn$fun) %||% formals(args(lrn$fun)))
+  has_dots <- "..." %in% nm
+  shown <- if (length(nm)) paste(nm, collapse = ", ") else "none"
+  if (!has_dots && length(nm) < 2L) {
+    stopf("`learner` must be a function f(x, y, ...) taking the coordinates and the class labels as its first two arguments (plus the names in `learner_args`) and returning a d x D map; this one takes (%s).",
+          shown)
+  }
+  extra <- setdiff(names(learner_args), nm)
+  if (length(extra) && !has_dots) {
+    stopf("`learner_args` sets %s, but `learner` takes only (%s); add the argument(s) or `...` to the function, or remove them from `learner_args`.",
+          paste(sQuote(extra, FALSE), collapse = ", "), shown)
+  }
+  invisible(lrn)
+}
+
+# TRUE when run_learner() finds target neighbours for the learner: LMNN,
+# DNE, or a function with a `targets` argument, unless `targets` is given.
+learner_wants_targets <- function(lrn, args) {
+  wants <- lrn$builtin && lrn$name %in% c("lmnn", "dne") ||
+    (!lrn$builtin && "targets" %in% names(formals(lrn$fun)))
+  wants && is.null(args$targets)
 }
 
 # Target neighbours for LMNN/DNE found on `src` (KPCA coordinates or inputs).
@@ -51,24 +74,25 @@ learner_targets <- function(name, src, y, kt) {
   same
 }
 
-# The targets a learner gets from kmaha(): NULL when it takes none or when
-# `learner_args` supplies them.
-run_learner_targets <- function(lrn, z, y, args, input) {
-  if (!learner_wants_targets(lrn) || !is.null(args$targets)) return(NULL)
-  kt <- check_count(args$k %||% 3L, "learner_args$k")
-  learner_targets(if (lrn$builtin) lrn$name else "lmnn",
-                  if (is.null(input)) z else input, y, kt)
-}
-
 # Run a learner on coordinates z (n x r).  `input` (or NULL) holds the rows'
 # input-space coordinates when targets are to come from the input space.
 # Returns list(map = d x r matrix, fit = learner's return value, targets).
 run_learner <- function(lrn, z, y, learner_args, input = NULL) {
   args <- learner_args
-  targets <- run_learner_targets(lrn, z, y, args, input)
-  if (!is.null(targets)) args$targets <- targets
+  targets <- NULL
+  if (learner_wants_targets(lrn, args)) {
+    kt <- args$k %||% 3L
+    kt <- check_count(kt, "learner_args$k")
+    targets <- learner_targets(if (lrn$builtin) lrn$name else "lmnn",
+                               if (is.null(input)) z else input, y, kt)
+    args$targets <- targets
+  }
   if (lrn$builtin) args$scale <- FALSE
-  obj <- do.call(lrn$fun, c(list(z, y), args))
+  # Called with symbols, not values, so an error message never prints the data.
+  fun <- lrn$fun
+  obj <- eval(as.call(c(list(quote(fun), quote(z), quote(y)),
+                        lapply(stats::setNames(nm = names(args)),
+                               function(a) call("[[", quote(args), a)))))
   list(map = extract_map(obj, ncol(z)), fit = obj, targets = targets)
 }
 
@@ -139,6 +163,7 @@ fold_learner <- function(lrn, learner_args, tol = NULL) {
 fold_map <- function(spec, z, y, input = NULL) {
   switch(spec$path,
     nca = {
+      check_class_sizes(y)
       dim <- check_dim_nca(spec$dim, ncol(z), "x")
       start <- nca_init(spec$init, z, dim)
       opt <- spec$opt

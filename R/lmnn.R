@@ -44,7 +44,8 @@
 #' **Small classes.** A class with fewer than `k + 1` members gives its points
 #' as many target neighbours as it has other members (none for a singleton,
 #' which then acts only as an impostor for other classes); one warning names
-#' such classes. It is an error when no class has `k + 1` members.
+#' such classes. It is an error when no class has `k + 1` members. The rule
+#' is the same for every learner of the package (see [nca()], [dne()]).
 #'
 #' @param x A numeric matrix or data frame (one observation per row).
 #' @param y Class labels (a factor, or a vector coerced to one).
@@ -95,10 +96,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
                          init = "auto", lambda = 0, max_iter = 1000,
                          tol = 1e-7, solver = c("auto", "M", "L"),
                          scale = TRUE, verbose = FALSE, ...) {
-  if (...length()) {
-    stopf("Unknown argument(s) to lmnn(): %s.",
-          paste(sQuote(names(list(...)) %||% "", FALSE), collapse = ", "))
-  }
+  check_dots_empty("lmnn()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   n <- nrow(x)
@@ -146,19 +144,11 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   dimnames(xs) <- NULL
 
   if (is.null(targets)) {
-    sizes <- tabulate(as.integer(y), nlevels(y))
-    if (all(sizes < k + 1L)) {
-      stopf("`k` (%d) is too large: no class has more than %d members, so no point can have %d target neighbours. Use k <= %d.",
-            k, max(sizes), k, max(sizes) - 1L)
-    }
-    if (any(sizes < k + 1L)) {
-      small <- levels(y)[sizes < k + 1L]
-      warnf("Class(es) %s have fewer than k + 1 = %d members; their points get fewer than %d target neighbours (none for a singleton).",
-            paste(sQuote(small, FALSE), collapse = ", "), k + 1L, k)
-    }
+    check_class_sizes(y, k, "k")
     targets <- cpp_class_neighbors(xs, as.integer(y), k, TRUE)
   } else {
-    targets <- check_targets(targets, y, if (k_given) k else NULL)
+    targets <- check_neighbor_matrix(targets, y, "targets", same = TRUE,
+                                     k = if (k_given) k, require_any = TRUE)
     k <- ncol(targets)
   }
 
@@ -188,49 +178,6 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 #' @export
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), lmnn.default, list(...))
-}
-
-# Validate user-supplied target neighbours: an n x k matrix of row indices of
-# other rows of the same class (NA = none).
-check_targets <- function(targets, y, k = NULL) {
-  n <- length(y)
-  if (is.data.frame(targets)) targets <- as.matrix(targets)
-  if (!is.matrix(targets) || !(is.numeric(targets) || is.logical(targets))) {
-    stopf("`targets` must be an integer matrix with one row per observation (n x k).")
-  }
-  if (nrow(targets) != n) {
-    stopf("`targets` has %d rows but `x` has %d; it must be an n x k matrix.",
-          nrow(targets), n)
-  }
-  if (ncol(targets) == 0L) stopf("`targets` has no columns.")
-  if (!is.null(k) && ncol(targets) != k) {
-    stopf("`targets` has %d columns but `k` is %d; they must match.",
-          ncol(targets), k)
-  }
-  v <- targets[!is.na(targets)]
-  if (any(v != round(v)) || any(v < 1) || any(v > n)) {
-    stopf("`targets` must hold row numbers between 1 and %d (or NA).", n)
-  }
-  storage.mode(targets) <- "integer"
-  rows <- row(targets)
-  ok <- !is.na(targets)
-  if (any(targets[ok] == rows[ok])) {
-    r <- rows[ok][targets[ok] == rows[ok]][1]
-    stopf("`targets` lists row %d as its own target neighbour; targets must be other rows.", r)
-  }
-  yi <- as.integer(y)
-  diff <- yi[targets[ok]] != yi[rows[ok]]
-  if (any(diff)) {
-    r <- rows[ok][diff][1]
-    stopf("`targets` row %d has a target of another class; targets must share the class of their row.", r)
-  }
-  dup <- apply(targets, 1L, function(t) anyDuplicated(t[!is.na(t)]) > 0L)
-  if (any(dup)) {
-    stopf("`targets` row %d repeats a target neighbour.", which(dup)[1])
-  }
-  if (!any(ok)) stopf("`targets` has no target neighbour at all (all NA).")
-  dimnames(targets) <- NULL
-  targets
 }
 
 # Starting map (dim x D) on the preprocessed inputs.
