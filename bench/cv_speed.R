@@ -36,6 +36,8 @@
 # Usage: PYTHONPATH=/path/to/metric-learn Rscript bench/cv_speed.R
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
+bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(bench_dir, "common.R"))
 env_list <- function(var, default) {
   v <- Sys.getenv(var)
   if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
@@ -55,13 +57,8 @@ cat("kmaha", format(packageVersion("kmaha")), "  cores:", parallel::detectCores(
     "  load average:", tryCatch(readLines("/proc/loadavg"), error = function(e) "?"), "\n")
 
 python <- "/usr/bin/python3"
-py_ok <- function(module) {
-  file.exists(python) &&
-    identical(suppressWarnings(system2(python, c("-c", shQuote(paste("import", module))),
-                                       stdout = FALSE, stderr = FALSE)), 0L)
-}
-have_sklearn <- py_ok("sklearn")
-have_ml <- py_ok("metric_learn")
+have_sklearn <- python_has("sklearn", python)
+have_ml <- python_has("metric_learn", python)
 cat("scikit-learn:", if (have_sklearn) "available" else "NOT available", "\n")
 cat("metric-learn:", if (have_ml) {
   system2(python, c("-c", shQuote("import metric_learn; print(metric_learn.__file__)")),
@@ -72,15 +69,6 @@ cat("metric-learn:", if (have_ml) {
 
 work <- tempfile("cvspeed-")
 dir.create(work)
-has_taskset <- nzchar(Sys.which("taskset"))
-one_core <- function(cmd, args) {
-  env <- c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "KMAHA_NUM_THREADS=1")
-  out <- if (has_taskset) system2("taskset", c("-c", "0", cmd, args), stdout = TRUE, env = env)
-         else system2(cmd, args, stdout = TRUE, env = env)
-  utils::tail(out, 1)
-}
-num <- function(line) as.numeric(strsplit(trimws(line), " ")[[1]])
-
 # The one-core kmaha timings, in a child process.
 child <- file.path(work, "child.R")
 writeLines(c(
@@ -103,24 +91,7 @@ writeLines(c(
   child)
 
 nca_py <- file.path(work, "nca.py")
-writeLines(c(
-  "import sys, time, warnings, numpy as np",
-  "warnings.filterwarnings('ignore')",
-  "from sklearn.decomposition import KernelPCA",
-  "from sklearn.neighbors import NeighborhoodComponentsAnalysis, KNeighborsClassifier",
-  "from sklearn.pipeline import make_pipeline",
-  "from sklearn.model_selection import StratifiedKFold, cross_val_score",
-  "x = np.loadtxt(sys.argv[1], delimiter=','); y = np.loadtxt(sys.argv[2], dtype=str)",
-  "x = (x - x.mean(0)) / x.std(0, ddof=1); D = x.shape[1]; s_fit = float(sys.argv[3])",
-  sprintf("sig = [%s]", paste(paper_sigmas(), collapse = ", ")),
-  "pipe = lambda s: make_pipeline(KernelPCA(kernel='rbf', gamma=1/(2*D*s*s)),",
-  "  NeighborhoodComponentsAnalysis(random_state=0), KNeighborsClassifier(1))",
-  "t0 = time.perf_counter(); pipe(s_fit).fit(x, y); t_fit = time.perf_counter() - t0",
-  "t0 = time.perf_counter()",
-  "cv = StratifiedKFold(5, shuffle=True, random_state=1)",
-  "sc = [cross_val_score(pipe(s), x, y, cv=cv).mean() for s in sig]",
-  "print('%.4f %.4f %g' % (t_fit, time.perf_counter() - t0, sig[int(np.argmax(sc))]))"),
-  nca_py)
+write_sklearn_nca_cv(nca_py)
 lmnn_py <- file.path(work, "lmnn.py")
 writeLines(c(
   "import sys, time, warnings, numpy as np",
@@ -131,35 +102,25 @@ writeLines(c(
   "print('%.4f %d' % (time.perf_counter() - t0, m.n_iter_))"),
   lmnn_py)
 
-split_data <- function(ds) {
-  d <- kmaha_data(ds)
-  n_train <- info$n_train[info$name == ds]
-  x_all <- as.matrix(d[, setdiff(names(d), "class")])
-  set.seed(1000 + match(ds, info$name))
-  tr <- sample(nrow(d), n_train)
-  keep <- apply(x_all[tr, , drop = FALSE], 2, stats::sd) > 0
-  list(x = x_all[tr, keep, drop = FALSE], y = droplevels(d$class[tr]))
-}
-
 rows <- list()
 for (ds in datasets) {
-  dat <- tryCatch(split_data(ds), error = function(e) NULL)
+  dat <- paper_split(ds, 1L, info)
   if (is.null(dat)) {
     cat(sprintf("%-14s skipped (data not available)\n", ds))
     next
   }
   dat_file <- file.path(work, "data.rds")
-  saveRDS(dat, dat_file)
+  saveRDS(dat[c("x", "y")], dat_file)
   utils::write.table(dat$x, file.path(work, "x.csv"), sep = ",", row.names = FALSE, col.names = FALSE)
   writeLines(as.character(dat$y), file.path(work, "y.csv"))
   for (l in learners) {
     zfile <- file.path(work, "z.rds")
-    v <- num(one_core(file.path(R.home("bin"), "Rscript"),
+    v <- line_numbers(run_one_core(file.path(R.home("bin"), "Rscript"),
                       c(shQuote(child), shQuote(dat_file), l, reps, as.integer(do_exh), shQuote(zfile))))
     ref_fit <- ref_cv <- NA_real_
     ref <- "exhaustive"
     if (l == "nca" && have_sklearn) {
-      s <- num(one_core(python, c(shQuote(nca_py), shQuote(file.path(work, "x.csv")),
+      s <- line_numbers(run_one_core(python, c(shQuote(nca_py), shQuote(file.path(work, "x.csv")),
                                   shQuote(file.path(work, "y.csv")), v[4])))
       ref_fit <- s[1]
       ref_cv <- s[2]
@@ -168,7 +129,7 @@ for (ds in datasets) {
     if (l == "lmnn" && have_ml && (lmnn_ref == "all" || ds %in% strsplit(lmnn_ref, ",")[[1]])) {
       z <- readRDS(zfile)
       utils::write.table(z, file.path(work, "z.csv"), sep = ",", row.names = FALSE, col.names = FALSE)
-      s <- num(one_core(python, c(shQuote(lmnn_py), shQuote(file.path(work, "z.csv")),
+      s <- line_numbers(run_one_core(python, c(shQuote(lmnn_py), shQuote(file.path(work, "z.csv")),
                                   shQuote(file.path(work, "y.csv")))))
       ref_fit <- s[1]
       ref_cv <- 105 * s[1]
@@ -202,8 +163,7 @@ if (!have_ml && "lmnn" %in% learners) {
 # the datasets.
 if (do_par) {
   cat("\nfast CV, future::plan(multisession, workers = 2) vs sequential (default threads)\n")
-  data_all <- lapply(stats::setNames(datasets, datasets), function(ds)
-    tryCatch(split_data(ds), error = function(e) NULL))
+  data_all <- lapply(stats::setNames(datasets, datasets), paper_split, s = 1L, info = info)
   data_all <- Filter(Negate(is.null), data_all)
   cv_all <- function(l) sum(vapply(data_all, function(dat) system.time(suppressWarnings(
     kmaha(dat$x, dat$y, learner = l, kernel = "cv", seed = 1)))[["elapsed"]], 0))
