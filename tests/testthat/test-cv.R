@@ -101,6 +101,22 @@ test_that("progress is signalled once per kernel and fold", {
       if (identical(cond$type, "update")) n_updates <<- n_updates + 1L
     })
   expect_identical(n_updates, 12L)
+  # fast strategy: one update per fit run, one for the dropped fits; the
+  # progress reaches kernels x folds
+  n_updates <- 0L
+  amount <- 0
+  cv <- withCallingHandlers(
+    cv_kernel(xc, yc, "dne", lapply(c(0.01, 0.02, 0.5, 1), rbf_kernel),
+              folds = 3, seed = 1),
+    progression = function(cond) {
+      if (identical(cond$type, "update")) {
+        n_updates <<- n_updates + 1L
+        amount <<- amount + cond$amount
+      }
+    })
+  expect_true(any(cv$curve$dropped))
+  expect_identical(n_updates, cv$n_fits + 1L)
+  expect_equal(amount, 12)
 })
 
 test_that("CV runs through the future plan: sequential equals multisession", {
