@@ -1,6 +1,12 @@
 # Pieces shared by the kernel benchmarks (sourced by paper_kernel.R,
 # kernel_choice_speed.R, cv_validate.R and cv_speed.R; kmaha attached).
 
+# A comma-separated environment variable as a character vector.
+env_list <- function(var, default) {
+  v <- Sys.getenv(var)
+  if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
+}
+
 data_cache <- new.env()
 
 # Split s of dataset ds in the paper's protocol: n_train random training

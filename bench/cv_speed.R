@@ -38,10 +38,6 @@ suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(bench_dir, "common.R"))
-env_list <- function(var, default) {
-  v <- Sys.getenv(var)
-  if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
-}
 info <- paper_datasets()
 learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "dne", "lmnn"))
 datasets <- env_list("KMAHA_BENCH_DATASETS", info$name)

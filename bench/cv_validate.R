@@ -15,8 +15,7 @@
 #
 # Environment:
 #   KMAHA_DATA_DIR        directory of the CSV files (yeast and musk2 need it)
-#   KMAHA_BENCH_LEARNERS  comma-separated subset of nca,dne,lmnn (default
-#                         nca,dne)
+#   KMAHA_BENCH_LEARNERS  comma-separated subset of nca,dne,lmnn (default all)
 #   KMAHA_BENCH_SPLITS    splits per dataset (default 10)
 #   KMAHA_BENCH_DATASETS  comma-separated dataset names (default all nine)
 #   KMAHA_BENCH_OUT       per-cell CSV (default bench/results/cv_validate.csv);
@@ -27,12 +26,10 @@
 suppressPackageStartupMessages(library(kmaha))
 options(width = 150, kmaha.num_threads = 1L)
 invisible(kmaha:::cpp_omp_threads(1L))
+bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(bench_dir, "common.R"))
 
-env_list <- function(var, default) {
-  v <- Sys.getenv(var)
-  if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
-}
-learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "dne"))
+learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "dne", "lmnn"))
 n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "10"))
 info <- paper_datasets()
 datasets <- env_list("KMAHA_BENCH_DATASETS", info$name)
@@ -64,28 +61,17 @@ run_cell <- function(l, xtr, ytr, xte, yte, s, strategy) {
 }
 
 for (l in learners) for (ds in datasets) {
-  d <- tryCatch(kmaha_data(ds), error = function(e) NULL)
-  if (is.null(d)) {
+  if (is.null(paper_split(ds, 1L, info))) {
     cat(sprintf("%-14s skipped (data not available)\n", ds))
     next
   }
-  n_train <- info$n_train[info$name == ds]
-  x_all <- as.matrix(d[, setdiff(names(d), "class")])
-  y_all <- d$class
   for (s in seq_len(n_splits)) {
-    # the split of bench/paper_kernel.R
-    set.seed(1000 * s + match(ds, info$name))
-    tr <- sample(nrow(d), n_train)
-    keep <- apply(x_all[tr, , drop = FALSE], 2, stats::sd) > 0
-    xtr <- x_all[tr, keep, drop = FALSE]
-    ytr <- droplevels(y_all[tr])
-    xte <- x_all[-tr, keep, drop = FALSE]
-    yte <- y_all[-tr]
+    sp <- paper_split(ds, s, info)   # the split of bench/paper_kernel.R
     order_st <- if (s %% 2L) c("exhaustive", "fast") else c("fast", "exhaustive")
     for (st in order_st) {
       if (cell_done(l, ds, s, st)) next
       row <- cbind(data.frame(learner = l, dataset = ds, split = s), 
-                   run_cell(l, xtr, ytr, xte, yte, s, st))
+                   run_cell(l, sp$x, sp$y, sp$xte, sp$yte, s, st))
       utils::write.table(row, out_file, sep = ",", row.names = FALSE,
                          col.names = !file.exists(out_file), append = file.exists(out_file))
       cat(sprintf("%-5s %-14s split %2d %-10s acc %.3f sigma %-6g fits %3d  %6.2f s\n",

@@ -27,10 +27,6 @@ options(width = 160)
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(bench_dir, "common.R"))
 
-env_list <- function(var, default) {
-  v <- Sys.getenv(var)
-  if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
-}
 n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "3"))
 datasets <- env_list("KMAHA_BENCH_DATASETS", paper_datasets()$name)
 learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "lmnn", "dne"))
