@@ -12,12 +12,10 @@
 #' number of points), with a numerically safe softmax, on `num_threads`
 #' threads; the minimiser is R's L-BFGS-B.
 #'
-#' The core is compiled twice on x86-64 with GCC: for the baseline
-#' instruction set and for AVX2 with FMA; the second copy, about twice as
-#' fast, is used when the CPU supports it. `options(kmaha.nca_isa =
-#' "default")` forces the baseline copy (`"avx2"` insists on the other one,
-#' `"auto"` is the default); both compute the same values up to rounding.
-#' The copy used is recorded in `convergence$isa`.
+#' The products and the softmax run in kernels compiled for the baseline
+#' instruction set and, where available, for AVX2 with FMA; see the section
+#' "Instruction sets" of [kmaha-package] for the option that chooses. The
+#' kernels used are recorded in `convergence$isa`.
 #'
 #' **Small classes.** A point whose class has no other member has no
 #' same-class neighbour and contributes nothing to the objective. Such
@@ -187,17 +185,6 @@ pca_directions <- function(xs, dim) {
   t(sweep(v, 2L, s, "*"))
 }
 
-# Which compiled copy of the NCA objective to use: option kmaha.nca_isa,
-# "auto" (default), "avx2" or "default".
-nca_isa <- function() {
-  isa <- getOption("kmaha.nca_isa", "auto")
-  if (!is.character(isa) || length(isa) != 1L || is.na(isa) ||
-      !isa %in% c("auto", "avx2", "default")) {
-    stopf("Option `kmaha.nca_isa` must be \"auto\", \"avx2\" or \"default\".")
-  }
-  isa
-}
-
 # Options shared by nca() and knca(), validated once.
 nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
   list(lambda = check_number(lambda, "lambda", nonneg = TRUE),
@@ -212,7 +199,7 @@ nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
 # with `K` the regulariser's Gram matrix), warning when it hits the cap.
 nca_run <- function(fun, feats, y, start, K, opt) {
   res <- cpp_nca_fit(feats, as.integer(y), start, opt$lambda, K, opt$max_iter,
-                     opt$tol, opt$verbose, opt$threads, nca_isa())
+                     opt$tol, opt$verbose, opt$threads)
   if (!res$converged) {
     warnf("%s() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
           fun, res$message, as.integer(res$iterations))

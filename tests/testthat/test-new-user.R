@@ -359,7 +359,7 @@ test_that("each learner says what its objective is", {
   y2 <- droplevels(yi[idx])
   expect_output(print(kdne(xi[idx, ], y2, dim = 2)),
                 "(same-class minus other-class neighbour distances)", fixed = TRUE)
-  lm <- lmnn(xi[idx, ], y2, max_iter = 50)
+  lm <- lmnn(xi[idx, ], y2)
   expect_output(print(lm), "(target-neighbour distances + impostor hinge losses)",
                 fixed = TRUE)
   kn <- suppressWarnings(knca(xi[idx, ], y2, dim = 2, max_iter = 20))
