@@ -127,9 +127,8 @@ extract_map <- function(obj, D) {
 # direct core call of fold_map()) when the learner is the built-in one and
 # `learner_args` holds only options that path knows, else "generic"
 # (run_learner(), the public learner).  The options of the direct paths are
-# checked here, once, with the messages the learners give.  `tol` (or NULL)
-# overrides NCA's tolerance inside the folds.
-fold_learner <- function(lrn, learner_args, tol = NULL) {
+# checked here, once, with the messages and defaults of the learners.
+fold_learner <- function(lrn, learner_args) {
   args <- learner_args
   spec <- list(lrn = lrn, args = args, path = "generic")
   known <- switch(if (lrn$builtin) lrn$name else "",
@@ -139,20 +138,22 @@ fold_learner <- function(lrn, learner_args, tol = NULL) {
                   NULL)
   if (is.null(known) || !all(names(args) %in% known)) return(spec)
   if (lrn$name == "nca") {
-    init <- args$init %||% "auto"
+    def <- formals(nca.default)
+    init <- args$init %||% def$init
     if (!is.character(init)) return(spec)   # a start matrix: the general path
-    opt <- nca_options(args$lambda %||% 0, args$max_iter %||% 500,
-                       args$tol %||% 1e-5, FALSE, args$verbose %||% FALSE,
+    opt <- nca_options(args$lambda %||% def$lambda, args$max_iter %||% def$max_iter,
+                       args$tol %||% def$tol, FALSE, args$verbose %||% def$verbose,
                        args$num_threads)
-    if (!is.null(tol)) opt$tol <- max(opt$tol, tol)
     if (!is.null(args$dim)) check_count(args$dim, "dim")
     spec$opt <- opt
     spec$num_threads <- args$num_threads
     spec$dim <- args$dim
     spec$init <- init
   } else {
+    # k: the number of target neighbours run_learner() finds for DNE
     spec$k <- check_count(args$k %||% 3L, "k")
-    spec$lambda <- check_number(args$lambda %||% 0, "lambda", nonneg = TRUE)
+    spec$lambda <- check_number(args$lambda %||% formals(dne.default)$lambda,
+                                "lambda", nonneg = TRUE)
     spec$dim <- if (!is.null(args$dim)) check_count(args$dim, "dim")
   }
   spec$path <- lrn$name
