@@ -26,12 +26,15 @@ paper_split <- function(ds, s, info = paper_datasets()) {
        xte = x_all[-tr, keep, drop = FALSE], yte = d$class[-tr])
 }
 
-# Runs a command on one core (CPU 0 via `taskset` when available) with one
-# thread for OpenMP, OpenBLAS and kmaha; returns its last line of output.
+# Runs a command on one core with one thread for OpenMP, OpenBLAS and kmaha,
+# pinned with `taskset` to the CPU in KMAHA_BENCH_CPU (default 0; "none":
+# not pinned, e.g. when other jobs are pinned to CPU 0); returns its last
+# line of output.
 run_one_core <- function(cmd, args) {
   env <- c("OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "KMAHA_NUM_THREADS=1")
-  out <- if (nzchar(Sys.which("taskset"))) {
-    system2("taskset", c("-c", "0", cmd, args), stdout = TRUE, env = env)
+  cpu <- Sys.getenv("KMAHA_BENCH_CPU", "0")
+  out <- if (cpu != "none" && nzchar(Sys.which("taskset"))) {
+    system2("taskset", c("-c", cpu, cmd, args), stdout = TRUE, env = env)
   } else {
     system2(cmd, args, stdout = TRUE, env = env)
   }

@@ -3,7 +3,8 @@
 # training-set size (200 points, 100 for Glass and Iris; inputs standardized
 # on the training split; the first split of bench/paper_kernel.R).
 #
-# One core (a child process pinned to CPU 0 with `taskset`, one thread):
+# One core (a child process pinned to one CPU with `taskset`, one thread;
+# see run_one_core() in bench/common.R):
 #   fit         one kmaha() fit with the kernel the fast CV chose;
 #   cv fast     kmaha(kernel = "cv") with the default cv_strategy = "fast";
 #   cv exh.     kmaha(kernel = "cv", cv_strategy = "exhaustive").
@@ -31,6 +32,8 @@
 #                           "ionosphere" (default; one fit takes minutes),
 #                           "all" or "none"
 #   KMAHA_BENCH_PARALLEL    0 skips the two-worker measurement (default 1)
+#   KMAHA_BENCH_CPU         the CPU the one-core runs are pinned to (default
+#                           0; "none": not pinned)
 #   KMAHA_BENCH_OUT         CSV of the one-core rows (default
 #                           bench/results/cv_speed.csv)
 # Usage: PYTHONPATH=/path/to/metric-learn Rscript bench/cv_speed.R
