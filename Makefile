@@ -1,13 +1,31 @@
-# Two entry points for a fresh Debian machine (run as root):
-#   make demo   -- installs what is missing, then runs the quick paper reproduction
-#   make test   -- installs what is missing, then runs the testthat suite
+# Entry points for a fresh Debian machine (run as root):
+#   make demo      installs what is missing, then runs the quick paper reproduction
+#   make test      installs what is missing, then runs the testthat suite
+#   make check     R CMD check --as-cran on a freshly built tarball
+#   make sanitize  builds with AddressSanitizer + UBSan into .make/lib-asan and
+#                  runs the test suite under them; prints the error counts
+#   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
+#                  the error count
+#   make bench     runs the benchmark scripts (slow; bench/README.md)
 # Elsewhere: install the R packages listed in DESCRIPTION, then
 #   R CMD build . && R CMD INSTALL kmaha_*.tar.gz
+# LIB=dir installs into (and tests from) the R library dir instead of the
+# default one, e.g. make test LIB=/tmp/lib.
+#
+# The targets are incremental: the tarball is rebuilt and reinstalled only
+# when a package file changed (stamps in .make/).  Build and install output
+# goes to .make/*.log; a failing step prints the tail of its log.
 
 PKG      := kmaha
 VERSION  := $(shell sed -n 's/^Version: *//p' DESCRIPTION)
 TARBALL  := $(PKG)_$(VERSION).tar.gz
 RSCRIPT  ?= Rscript
+STAMPS   := .make
+LIB      ?=
+ifneq ($(LIB),)
+  LIB_ARG := --library=$(abspath $(LIB))
+  export R_LIBS := $(abspath $(LIB))$(if $(R_LIBS),:$(R_LIBS))
+endif
 # The paper's UCI datasets, when present beside the checkout (tests skip otherwise).
 export KMAHA_DATA_DIR ?= $(abspath ../shared/data)
 
@@ -18,21 +36,36 @@ DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-class r-cran-roxygen2 pandoc qpdf
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \
   quadprog lpSolve testthat kernlab mlbench caret knitr rmarkdown callr class
+# Files that go into the tarball (bench/, tools/ and .ci/ do not).
+PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/null | \
+  grep -Ev '^(bench|tools|\.ci)/|^Makefile$$' | while read f; do [ -f "$$f" ] && echo "$$f"; done)
 
-.PHONY: deps install demo test check bench clean
+# $(call logged,NAME,COMMAND): run COMMAND with its output in .make/NAME.log;
+# on failure print the log's tail and stop.
+logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
+  ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
+  echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-deps:
+.PHONY: deps install demo test check sanitize valgrind bench clean
+
+deps: $(STAMPS)/deps
+$(STAMPS)/deps: DESCRIPTION
+	@mkdir -p $(STAMPS)
 	@if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
 	   ! $(RSCRIPT) -e 'p <- strsplit("$(R_PKGS)", " ")[[1]]; q(status = !all(vapply(p, requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
 	  echo "Installing R and the Debian r-cran-* packages kmaha needs..."; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null; \
 	fi
+	@touch $@
 
-$(TARBALL): deps $(shell git ls-files 2>/dev/null | grep -Ev '^(bench|tools|\.ci)/')
-	R CMD build --no-build-vignettes --no-manual .
+$(TARBALL): $(STAMPS)/deps $(PKG_FILES)
+	$(call logged,build,R CMD build --no-build-vignettes --no-manual .)
 
-install: $(TARBALL)
-	R CMD INSTALL --no-test-load $(TARBALL)
+install: $(STAMPS)/installed$(subst /,_,$(LIB))
+$(STAMPS)/installed$(subst /,_,$(LIB)): $(TARBALL)
+	@$(if $(LIB),mkdir -p $(LIB))
+	$(call logged,install,R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
+	@touch $@
 
 demo: install
 	$(RSCRIPT) tools/demo.R
@@ -40,13 +73,56 @@ demo: install
 test: install
 	$(RSCRIPT) tools/run-tests.R
 
-check: deps
-	R CMD build .
-	_R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
+# The shared library is stripped of debug information, as CRAN does; without
+# the LaTeX package inconsolata (texlive-fonts-extra) the PDF manual uses
+# the default monospaced font.
+check: $(STAMPS)/deps
+	$(call logged,build-check,R CMD build .)
+	$(if $(shell kpsewhich inconsolata.sty 2>/dev/null),,R_RD4PDF="times,hyper") \
+	  _R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" \
+	  _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
+
+# Sanitizers: the package is built from the tarball (so no object file of a
+# normal build is reused) with the flags below into a library of its own; R
+# itself is not instrumented, so libasan is preloaded.  R leaks by design:
+# leak detection is off.  UBSan reports and continues ("runtime error"),
+# AddressSanitizer stops the process at its first error; both write their
+# reports to files, so that those of child R processes (callr) count too.
+ASAN_LIB  := $(STAMPS)/lib-asan
+ASAN_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+sanitize: $(TARBALL)
+	@mkdir -p $(ASAN_LIB)
+	@printf 'CXXFLAGS = %s\nCXX11FLAGS = %s\nCXX14FLAGS = %s\nCXX17FLAGS = %s\nLDFLAGS = -fsanitize=address,undefined\n' \
+	  "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" "$(ASAN_FLAGS)" > $(STAMPS)/Makevars-asan
+	$(call logged,install-asan,R_MAKEVARS_USER=$(abspath $(STAMPS)/Makevars-asan) R CMD INSTALL --no-test-load --library=$(ASAN_LIB) $(TARBALL))
+	@echo "  tests under ASan + UBSan  (log: $(STAMPS)/sanitize.log; reports: $(STAMPS)/sanitizer-reports/)"
+	@rm -rf $(STAMPS)/sanitizer-reports; mkdir -p $(STAMPS)/sanitizer-reports; \
+	  reports=$(abspath $(STAMPS)/sanitizer-reports); \
+	  LD_PRELOAD=$$(g++ -print-file-name=libasan.so) \
+	  ASAN_OPTIONS=detect_leaks=0:log_path=$$reports/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:log_path=$$reports/ubsan \
+	  R_LIBS=$(abspath $(ASAN_LIB)) $(RSCRIPT) tools/run-tests.R > $(STAMPS)/sanitize.log 2>&1; \
+	  status=$$?; tail -n 1 $(STAMPS)/sanitize.log; \
+	  asan=$$(cat $$reports/asan.* 2>/dev/null | grep -c 'ERROR: AddressSanitizer'); \
+	  ubsan=$$(cat $$reports/ubsan.* 2>/dev/null | grep -c 'runtime error:'); \
+	  echo "AddressSanitizer errors: $$asan   UBSan runtime errors: $$ubsan   (test run exit status $$status)"; \
+	  [ $$asan -eq 0 ] && [ $$ubsan -eq 0 ] && [ $$status -eq 0 ]
+
+# Valgrind (memcheck) on the installed package, over the test files matched
+# by VALGRIND_TESTS (a regular expression on their names).
+VALGRIND_TESTS ?= gemm|optim|nca|knn|kernels|dne|kpca|align|validation
+valgrind: install
+	@echo "  tests '$(VALGRIND_TESTS)' under valgrind  (log: $(STAMPS)/valgrind.log)"
+	@KMAHA_TEST_FILTER='$(VALGRIND_TESTS)' KMAHA_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+	  R -d "valgrind --error-exitcode=0" --vanilla --no-echo -f tools/run-tests.R > $(STAMPS)/valgrind.log 2>&1; \
+	  status=$$?; grep -E '^[0-9]+ passed' $(STAMPS)/valgrind.log | tail -n 1; \
+	  errors=$$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' $(STAMPS)/valgrind.log | tail -n 1); \
+	  echo "valgrind errors: $${errors:-?}   (test run exit status $$status)"; \
+	  [ "$${errors:-1}" -eq 0 ] && [ $$status -eq 0 ]
 
 bench: install
 	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
 	  $(RSCRIPT) bench/$$f.R || exit 1; done
 
 clean:
-	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so
+	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so $(STAMPS)

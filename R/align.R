@@ -59,6 +59,13 @@
 #' on `x` (its Gram matrix numerically the identity or constant, as for
 #' unscaled inputs of extreme magnitude; see [kpca()]).
 #'
+#' @param landmarks `NULL` (use every row), or a number m: the alignment is
+#'   computed on m rows drawn at random within the classes (in proportion to
+#'   the class sizes; [set.seed()] reproduces the draw). On these landmark
+#'   rows the Nystrom approximation of every base Gram matrix is exact, and
+#'   the alignment, a ratio of averages over pairs of points, is estimated
+#'   at O(m^2) instead of O(n^2) cost, the way [kmaha()] with `landmarks`
+#'   uses it for large n.
 #' @return An object of class `kmaha_alignment`: a list with `weights`
 #'   (\eqn{\alpha}, on the raw base kernels), `gamma` (weights on the
 #'   normalised kernels), `kernel` (the combined kernel,
@@ -67,7 +74,8 @@
 #'   `objective`, `ridge`, `frobenius` (\eqn{\|K_i\|_F}), `l1`
 #'   (\eqn{\|\mathrm{vec}(K_i)\|_1}), `S`, `b` (the normalised \eqn{S'},
 #'   \eqn{b'}), `multipliers` (QP Lagrange multipliers: the equality first),
-#'   `kernels` and `sigma` (each base kernel's \eqn{\sigma}, `NA` if none).
+#'   `kernels`, `sigma` (each base kernel's \eqn{\sigma}, `NA` if none) and
+#'   `rows` (the rows used with `landmarks`, else `NULL`).
 #' @seealso [kmaha()], which uses it for `kernel = "align"`.
 #' @examples
 #' x <- scale(iris[, 1:4])
@@ -77,13 +85,33 @@
 #' al_lp$weights
 #' @export
 align_kernels <- function(x, y, kernels = paper_kernels(),
-                          method = c("qp", "lp")) {
+                          method = c("qp", "lp"), landmarks = NULL) {
   method <- match.arg(method)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   kernels <- check_kernel_list(kernels)
+  rows <- NULL
+  if (!is.null(landmarks)) {
+    if (!is_count(landmarks) || landmarks < 2) {
+      stopf("`landmarks` must be NULL or a number of rows (a whole number >= 2) on which to compute the alignment.")
+    }
+    if (landmarks < nrow(x)) {
+      rows <- stratified_rows(y, as.integer(landmarks))
+      x <- x[rows, , drop = FALSE]
+      y <- droplevels(y[rows])
+      if (nlevels(y) < 2L) {
+        stopf("The %d rows drawn for `landmarks` hold only one class; use more landmarks.",
+              length(rows))
+      }
+    }
+  }
   p <- nlevels(y)
   st <- cpp_alignment_products(kernels, x, as.integer(y), p)
+  bad <- which(!is.finite(diag(st$S)) | !is.finite(st$b))
+  if (length(bad)) {
+    stopf("`kernels[[%d]]` has non-finite Gram values on `x` (they overflow at this scale of `x`); rescale `x` or change the kernel's parameters.",
+          bad[1])
+  }
   fro <- sqrt(pmax(diag(st$S), 0))
   if (any(fro <= 0)) {
     stopf("`kernels[[%d]]` has an all-zero Gram matrix on `x`; remove it.",
@@ -117,7 +145,25 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
     multipliers = res$multipliers,
     frobenius = fro, l1 = st$l1, S = Sn, b = bn,
     kernels = kernels, sigma = sig,
-    n = nrow(x), classes = p), class = "kmaha_alignment")
+    n = nrow(x), classes = p, rows = rows), class = "kmaha_alignment")
+}
+
+# m row indices drawn at random within the classes of y, in proportion to
+# the class sizes (largest remainders get the leftover rows), sorted.
+stratified_rows <- function(y, m) {
+  counts <- tabulate(as.integer(y), nlevels(y))
+  exact <- m * counts / length(y)
+  alloc <- floor(exact)
+  left <- m - sum(alloc)
+  if (left > 0) {
+    extra <- order(exact - alloc, decreasing = TRUE)[seq_len(left)]
+    alloc[extra] <- alloc[extra] + 1
+  }
+  rows <- lapply(seq_along(counts), function(c) {
+    r <- which(as.integer(y) == c)
+    r[sample.int(length(r), alloc[c])]
+  })
+  sort(unlist(rows, use.names = FALSE))
 }
 
 check_kernel_list <- function(kernels, arg = "kernels") {

@@ -37,13 +37,20 @@
 #' @examples
 #' m <- kmaha_caret("kdne")
 #' m$parameters
-#' m$grid(iris[, 1:4], iris$Species, len = 2)
-#' if (requireNamespace("caret", quietly = TRUE)) {
-#'   set.seed(1)
-#'   tuned <- caret::train(Species ~ ., data = iris, method = m,
-#'                         tuneGrid = data.frame(sigma = c(1, 5), targets = 3, k = 1),
-#'                         trControl = caret::trainControl(method = "cv", number = 3))
-#'   tuned$bestTune
+#' grid <- m$grid(iris[, 1:4], iris$Species, len = 2)
+#' grid
+#' # What caret::train() does for each resample and grid row:
+#' idx <- c(1:25, 51:75, 101:125)
+#' fit <- m$fit(iris[idx, 1:4], iris$Species[idx], param = grid[1, ])
+#' mean(m$predict(fit, iris[-idx, 1:4]) == iris$Species[-idx])
+#' \dontrun{
+#' # The same through caret (not run here: loading caret alone takes
+#' # seconds).
+#' set.seed(1)
+#' tuned <- caret::train(Species ~ ., data = iris, method = m,
+#'                       tuneGrid = data.frame(sigma = c(1, 5), targets = 3, k = 1),
+#'                       trControl = caret::trainControl(method = "cv", number = 3))
+#' tuned$bestTune
 #' }
 #' @export
 kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"),

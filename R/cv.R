@@ -71,7 +71,10 @@
 #' @param learner_args A named list of further arguments for the learner.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found (see [kmaha()]).
-#' @param rank,tol Passed to [kpca()].
+#' @param rank,tol,landmarks,landmark_method Passed to [kpca()]: with
+#'   `landmarks` (a number, or a matrix of points), every fold's KPCA uses
+#'   the Nystrom method, and a number of landmarks is drawn within each
+#'   fold's training part.
 #' @param seed `NULL`, or a number for [set.seed()] used to draw the folds and
 #'   the parallel random streams (the global random state is restored after).
 #' @param strategy `"fast"` (successive halving after the first fold) or
@@ -95,10 +98,12 @@
 cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       folds = 5, k = 1, learner_args = list(),
                       neighbors = c("feature", "input"), rank = NULL,
-                      tol = 1e-8, seed = NULL,
+                      tol = 1e-8, seed = NULL, landmarks = NULL,
+                      landmark_method = c("random", "kmeans++"),
                       strategy = c("fast", "exhaustive"), ...) {
   check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
+  landmark_method <- match.arg(landmark_method)
   strategy <- match.arg(strategy)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
@@ -131,7 +136,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   # workers for the same cores.
   job <- list(tasks = tasks, fold_id = fold_id, x = x, y = y, kernels = kernels,
               spec = spec, neighbors = neighbors, rank = rank, tol = tol,
-              k = k)
+              k = k, landmarks = landmarks, landmark_method = landmark_method)
   res <- vector("list", n_tasks)
   dropped <- rep(FALSE, nk)
   if (strategy == "fast" && nk > 2L) {
@@ -323,7 +328,8 @@ cv_task <- function(t, job, progress) {
     # here: they just score badly, without a warning per fold.
     kp <- withCallingHandlers(
       kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
-           rank = job$rank, tol = job$tol),
+           rank = job$rank, tol = job$tol, landmarks = job$landmarks,
+           landmark_method = job$landmark_method),
       kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
     map <- fold_map(job$spec, kp$coords, droplevels(ytr),
                     input = if (job$neighbors == "input") x[tr, , drop = FALSE])

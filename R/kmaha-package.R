@@ -16,7 +16,9 @@
 #' twice as fast. The AVX2 kernels are used when the CPU has AVX2 and FMA;
 #' this is the one switch: `options(kmaha.isa = "default")` forces the
 #' baseline kernels, `"avx2"` insists on the AVX2 ones (an error where they
-#' are unavailable) and `"auto"` (the default) chooses. Both compute the
+#' are unavailable) and `"auto"` (the default) chooses. When the option is
+#' unset, the environment variable `KMAHA_ISA` (inherited by worker
+#' processes) is read instead. Both compute the
 #' same values up to rounding; [nca()] and [knca()] fits record the kernels
 #' used in `convergence$isa`. To build without the AVX2 kernels, compile
 #' with `-DKMAHA_NO_AVX2` (e.g. in `PKG_CPPFLAGS`). The option

@@ -36,6 +36,20 @@
 #'   learned by kernel alignment, QP or LP ([align_kernels()]);
 #' * `"unweighted"`: the plain sum of `kernels`.
 #'
+#' **Large n: Nystrom KPCA.** Exact KPCA needs the n x n Gram matrix, which
+#' limits the KPCA trick to a few thousand training points. With
+#' `landmarks` (a number m, or a matrix of landmark points in the units of
+#' `x`) the KPCA step uses the Nystrom method of [kpca()] instead: O(n m^2)
+#' time, O(n r + m^2) memory, and predictions that evaluate the kernel
+#' against the m landmarks only. The learner then learns a metric in the
+#' feature space restricted to the span of the landmarks (see [kpca()] for
+#' what is preserved). `landmark_method` chooses m landmarks among the
+#' training rows (`"random"` or kernel `"kmeans++"`). With `kernel = "cv"`
+#' each fold draws its own landmarks ([cv_kernel()]); with `"align"` or
+#' `"align_lp"` the alignment is computed on m training rows drawn at random
+#' within classes ([align_kernels()]). Combine with `rank` (e.g. 100) to keep
+#' the learner's input small.
+#'
 #' **Small classes** (LMNN and DNE, and learner functions that take
 #' `targets`): each point wants `learner_args$k` same-class target
 #' neighbours (3 by default); a class with fewer than `k + 1` members is used
@@ -78,6 +92,11 @@
 #'   all with eigenvalue above `tol` relative to the largest).
 #' @param seed `NULL` or a number: the seed for the cross-validation folds
 #'   (the global random state is restored afterwards).
+#' @param landmarks `NULL` (exact KPCA), or the number of Nystrom landmarks,
+#'   or a numeric matrix of landmark points with the columns of `x` (see
+#'   Large n).
+#' @param landmark_method `"random"` or `"kmeans++"`: how `landmarks = m`
+#'   picks the landmarks (see [kpca()]).
 #' @param ... For the formula method, arguments passed to the default method.
 #'   Must be empty otherwise.
 #' @param data,subset,na.action For the formula method: where to find the
@@ -129,7 +148,9 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
                           scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
-                          cv_strategy = c("fast", "exhaustive"), ...) {
+                          cv_strategy = c("fast", "exhaustive"),
+                          landmarks = NULL,
+                          landmark_method = c("random", "kmeans++"), ...) {
   call <- match.call()
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
@@ -156,10 +177,13 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
+  landmark_method <- match.arg(landmark_method)
 
   feature_names <- colnames(x)
   prep <- fit_scaling(x, scale)
   xs <- apply_scaling(x, prep)
+  # Landmark points are given in the units of x: scale them like x.
+  landmarks <- kmaha_landmarks(landmarks, x, prep)
 
   # 1. The kernel.
   kern <- NULL
@@ -172,7 +196,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
       cv <- cv_kernel(xs, y, learner, kernels, folds = cv_folds, k = k,
                       learner_args = learner_args, neighbors = neighbors,
                       rank = rank, tol = tol, seed = seed,
-                      strategy = cv_strategy)
+                      strategy = cv_strategy, landmarks = landmarks,
+                      landmark_method = landmark_method)
       cv$learner <- lrn$label
       kern <- cv$kernel
       kinfo$cv <- cv
@@ -182,7 +207,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
       # A degenerate combined kernel is reported once, by kpca() below.
       al <- withCallingHandlers(
         align_kernels(xs, y, kernels,
-                      method = if (choice$type == "align") "qp" else "lp"),
+                      method = if (choice$type == "align") "qp" else "lp",
+                      landmarks = if (is.matrix(landmarks)) nrow(landmarks) else landmarks),
         kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
       kern <- al$kernel
       kinfo$alignment <- al
@@ -196,7 +222,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   kp <- NULL
   z <- xs
   if (!is.null(kern)) {
-    kp <- kpca(xs, kernel = kern, rank = rank, tol = tol)
+    kp <- kpca(xs, kernel = kern, rank = rank, tol = tol, landmarks = landmarks,
+               landmark_method = landmark_method)
     z <- kp$coords
   }
 
@@ -235,10 +262,21 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     settings = list(learner_args = learner_args, neighbors = neighbors,
                     cv_folds = cv_folds, cv_strategy = cv_strategy,
                     scale = scale, rank = rank,
-                    tol = tol, seed = seed),
+                    tol = tol, seed = seed,
+                    landmarks = if (!is.null(kp$landmarks)) nrow(kp$landmarks),
+                    landmark_method = landmark_method),
     call = call)
   class(fit) <- "kmaha_fit"
   fit
+}
+
+# kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of
+# points in the units of x, returned scaled like the inputs.
+kmaha_landmarks <- function(landmarks, x, prep) {
+  if (is.null(landmarks) || !(is.matrix(landmarks) || is.data.frame(landmarks))) {
+    return(landmarks)
+  }
+  apply_scaling(check_landmark_points(landmarks, x), prep)
 }
 
 resolve_kernel_choice <- function(kernel) {

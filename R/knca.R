@@ -60,7 +60,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   warn_degenerate_kernel(kernel, xs, K)
   n <- nrow(K)
   start <- knca_init(init, K, dim)
-  res <- nca_run("knca", K, y, start$U, K, opt)
+  res <- nca_run("knca", K, y, list(A = start$U, label = start$label), K, opt)
   U <- res$map
   d <- nrow(U)
   rownames(U) <- paste0("dim", seq_len(d))
@@ -72,10 +72,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
               settings = list(dim = d, init = start$label, lambda = lambda,
                               max_iter = max_iter, tol = tol, scale = scale,
                               num_threads = threads),
-              convergence = list(iterations = res$iterations,
-                                 objective = res$value, trace = res$trace,
-                                 converged = res$converged,
-                                 message = res$message, isa = res$isa),
+              convergence = nca_convergence(res),
               train_accuracy = loo_accuracy(z, y),
               feature_names = colnames(x), n_features = ncol(x),
               call = match.call())
@@ -93,14 +90,18 @@ knca.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), knca.default, list(...))
 }
 
-# Kernel PCA of the training Gram matrix for the start of KNCA: eigenpairs of
-# the centred Gram matrix H K H with eigenvalues above a relative cutoff.
+# Kernel PCA of the training Gram matrix for the start of KNCA, by the
+# package's KPCA core (K is centred in place, never through an n x n centring
+# matrix): the eigenvalues above rel_tol times the largest and the
+# coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
+# component.
 knca_kpca_basis <- function(K, rel_tol = 1e-10) {
-  n <- nrow(K)
-  H <- diag(n) - matrix(1 / n, n, n)
-  e <- eigen(H %*% K %*% H, symmetric = TRUE)
-  keep <- e$values > rel_tol * max(e$values[1], .Machine$double.xmin)
-  list(values = e$values[keep], vectors = e$vectors[, keep, drop = FALSE], H = H)
+  fit <- tryCatch(cpp_kpca_gram(K, 0L, rel_tol, "full"), error = function(e) {
+    if (!grepl("is zero", conditionMessage(e), fixed = TRUE)) stop(e)
+    NULL
+  })
+  if (is.null(fit)) return(list(values = numeric(0), alpha = matrix(0, nrow(K), 0)))
+  list(values = fit$eigenvalues, alpha = fit$projection)
 }
 
 knca_init <- function(init, K, dim) {
@@ -134,7 +135,9 @@ knca_init <- function(init, K, dim) {
   }
   basis <- knca_kpca_basis(K)
   r <- length(basis$values)
-  if (r == 0L) stopf("The centred Gram matrix is zero: the kernel sees no differences between the inputs.")
+  if (r == 0L) {
+    stopf("`kernel` sees no differences between the rows of `x`: their centred Gram matrix is zero; use a kernel whose parameters suit the scale of `x`.")
+  }
   if (is.null(dim)) dim <- r
   if (init == "random") {
     return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
@@ -144,10 +147,9 @@ knca_init <- function(init, K, dim) {
     stopf("`dim` (%d) exceeds the rank of the centred Gram matrix (%d); use a smaller `dim` or init = \"random\".",
           dim, r)
   }
-  idx <- seq_len(dim)
-  alpha <- sweep(basis$vectors[, idx, drop = FALSE], 2L,
-                 sqrt(basis$values[idx]), "/")
-  list(U = t(alpha) %*% basis$H, label = "kpca")
+  # U = alpha' H: each coefficient row centred (H = I - 11'/n on the right).
+  alpha <- basis$alpha[, seq_len(dim), drop = FALSE]
+  list(U = t(sweep(alpha, 2L, colMeans(alpha))), label = "kpca")
 }
 
 #' Predict with kernel-trick NCA

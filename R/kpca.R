@@ -47,6 +47,41 @@
 #' of each eigenvector is positive, so both solvers return the same
 #' coordinates.
 #'
+#' **Nystrom method (large n).** Exact KPCA needs the n x n Gram matrix
+#' (3.2 GB at n = 20 000). `method = "nystrom"` (chosen by `"auto"` whenever
+#' `landmarks` is given) works with m landmark points \eqn{z_1, \dots, z_m}
+#' instead: with \eqn{W = k(Z, Z) = U S U^	op} and the kernel row
+#' \eqn{c(x) = (k(x, z_1), \dots, k(x, z_m))}, the features
+#' \eqn{f(x) = S^{-1/2} U^	op c(x)} are the coordinates of
+#' \eqn{P\phi(x)}, the orthogonal projection of the feature vector onto the
+#' span of \eqn{\phi(z_1), \dots, \phi(z_m)} (directions of \eqn{W} with
+#' eigenvalue at most `tol` times the largest are dropped), and KPCA is the
+#' PCA of these features. Time is O(n m^2) and memory O(n r + m^2) for r
+#' kept components: the n x m kernel rows are never stored, and no n x n
+#' matrix is formed in fitting or in [predict()].
+#'
+#' *What the KPCA trick keeps under Nystrom.* Squared distances between the
+#' coordinates (all components kept) are
+#' \eqn{\|P(\phi(x_i) - \phi(x_j))\|^2 \le \|\phi(x_i) - \phi(x_j)\|^2}:
+#' feature-space distances are preserved exactly for differences that lie in
+#' the landmark span — in particular between landmarks, and between all
+#' training points when every training point is a landmark, in which case the
+#' coordinates equal those of exact KPCA up to rotations within eigenspaces.
+#' A learner run on the coordinates therefore learns a Mahalanobis metric in
+#' the feature space restricted to the landmark span (the paper's
+#' representer theorems applied to the projected points \eqn{P\phi(x_i)}).
+#' `residual` reports the mean of \eqn{\|\phi(x_i) - P\phi(x_i)\|^2} over
+#' the training points: what the span misses.
+#'
+#' *Landmark choice.* `landmarks = m` draws m distinct training rows:
+#' `landmark_method = "random"` uniformly (R's random number generator, so
+#' [set.seed()] reproduces it), `"kmeans++"` by kernel k-means++ seeding
+#' (Oglic and Gaertner, 2017): the first uniformly, each next one with
+#' probability proportional to its squared feature-space distance to the
+#' nearest landmark chosen so far, which spreads the landmarks over the data
+#' and usually leaves a smaller `residual` for the same m (O(n m D) extra
+#' time). A matrix of points (with the columns of `x`) is used as given.
+#'
 #' @param x Training data: a numeric matrix or data frame, one observation
 #'   per row. KPCA does not rescale columns; standardize them first if their
 #'   units differ.
@@ -55,7 +90,14 @@
 #'   number of components, a whole number between 1 and `nrow(x)`. Fewer are
 #'   kept when fewer eigenvalues exceed the tolerance.
 #' @param tol Relative eigenvalue threshold, in (0, 1).
-#' @param method `"auto"`, `"full"` or `"truncated"` (see Solvers).
+#' @param method `"auto"`, `"full"`, `"truncated"` (see Solvers) or
+#'   `"nystrom"` (see Nystrom method).
+#' @param landmarks `NULL` (exact KPCA), the number m of landmark points (a
+#'   whole number between 2 and `nrow(x)`), or a numeric matrix of landmark
+#'   points with the columns of `x` (at least 2 rows). Switches `"auto"` to
+#'   the Nystrom method.
+#' @param landmark_method How `landmarks = m` chooses the landmarks among
+#'   the rows of `x`: `"random"` or `"kmeans++"` (see Nystrom method).
 #' @return An object of class `kmaha_kpca`, a list with
 #'   * `coords`: the n x r training coordinates (columns `PC1`, ...);
 #'   * `eigenvalues`: the r kept eigenvalues of \eqn{K_c}, decreasing;
@@ -65,6 +107,16 @@
 #'   * `trace`: the trace of \eqn{K_c} (the sum of all its eigenvalues);
 #'   * `rank`, `method` (the solver used), `kernel`, and `x` (the training
 #'     data, needed to project new points).
+#'
+#'   For the Nystrom method, `method` is `"nystrom"`, `projection` is the
+#'   m x r matrix applied to centred landmark kernel rows, `col_means` the
+#'   mean landmark kernel row of the training points, `x` is `NULL`, and the
+#'   fit also holds `landmarks` (the m x D points), `landmark_index` (their
+#'   rows in `x`, `NULL` for a given matrix), `landmark_method`,
+#'   `landmark_rank` (directions of \eqn{W} kept), `residual` and
+#'   `eigen_solver` (`"full"` or `"truncated"`, for the r x r problem).
+#' @references Oglic, D. and Gaertner, T. (2017). Nystrom method with kernel
+#'   K-means++ samples as landmarks. *ICML*, PMLR 70, 2652--2660.
 #' @seealso [predict.kmaha_kpca()], [plot.kmaha_kpca()], [kmaha()]
 #' @examples
 #' x <- scale(iris[, 1:4])
@@ -75,20 +127,91 @@
 #' predict(kp, x[c(1, 51, 101), ])[, 1:2]
 #' # only the top 5 components
 #' kpca(x, rbf_kernel(1), rank = 5)$eigenvalues
+#' # Nystrom method with 30 landmarks chosen by kernel k-means++
+#' set.seed(1)
+#' kn <- kpca(x, rbf_kernel(1), landmarks = 30, landmark_method = "kmeans++")
+#' kn
+#' predict(kn, x[c(1, 51, 101), ])[, 1:2]
 #' @export
 kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
-                 method = c("auto", "full", "truncated")) {
+                 method = c("auto", "full", "truncated", "nystrom"),
+                 landmarks = NULL, landmark_method = c("random", "kmeans++")) {
   check_kernel(kernel)
   x <- check_x(x, "x")
-  args <- kpca_check_args(nrow(x), rank, tol, method)
+  method <- match.arg(method)
+  landmark_method <- match.arg(landmark_method)
+  if (!is.null(landmarks) && method %in% c("full", "truncated")) {
+    stopf("`landmarks` is used only by the Nystrom method: use method = \"nystrom\" or \"auto\", not \"%s\".",
+          method)
+  }
+  if (method == "nystrom" && is.null(landmarks)) {
+    stopf("`method = \"nystrom\"` needs `landmarks`: a number of landmark points (e.g. 500) or a matrix of landmark points.")
+  }
   warn_degenerate_kernel(kernel, x)
-  fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method))
-  fit <- kpca_finish(fit, args, rownames(x))
+  if (!is.null(landmarks)) {
+    fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method)
+  } else {
+    args <- kpca_check_args(nrow(x), rank, tol, method)
+    fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method),
+                     "`kernel` on `x`: ", n = nrow(x))
+    fit <- kpca_finish(fit, args, rownames(x))
+    fit$x <- x
+  }
   fit$kernel <- kernel
-  fit$x <- x
   fit$call <- match.call()
   class(fit) <- "kmaha_kpca"
   fit
+}
+
+# The Nystrom branch of kpca(): landmarks, the fit, and its fields.
+kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method) {
+  args <- kpca_check_args(nrow(x), rank, tol, "auto")
+  lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method)
+  fit <- kpca_call(cpp_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
+                                    args$method))
+  fit <- kpca_finish(fit, args, rownames(x), rownames(lm$points))
+  fit$eigen_solver <- fit$method
+  fit$method <- "nystrom"
+  fit$landmarks <- lm$points
+  fit$landmark_index <- lm$index
+  fit$landmark_method <- lm$method
+  fit$x <- NULL
+  fit
+}
+
+# A matrix (or data frame) of landmark points with the columns of x.
+check_landmark_points <- function(landmarks, x) {
+  z <- check_x(landmarks, "landmarks")
+  if (ncol(z) != ncol(x)) {
+    stopf("`landmarks` has %d columns but `x` has %d; landmark points need the columns of `x`.",
+          ncol(z), ncol(x))
+  }
+  if (!is.null(colnames(x)) && !is.null(colnames(z)) &&
+      !identical(colnames(z), colnames(x))) {
+    stopf("`landmarks` must have the columns of `x` in the same order.")
+  }
+  colnames(z) <- colnames(x)
+  z
+}
+
+# Landmark points for the Nystrom method: a matrix of points with the
+# columns of x, or m rows of x chosen at random or by kernel k-means++.
+nystrom_landmarks <- function(x, kernel, landmarks, landmark_method) {
+  n <- nrow(x)
+  if (is.matrix(landmarks) || is.data.frame(landmarks)) {
+    z <- check_landmark_points(landmarks, x)
+    if (nrow(z) < 2L) stopf("`landmarks` must hold at least 2 landmark points (rows).")
+    return(list(points = z, index = NULL, method = "given"))
+  }
+  if (!is_count(landmarks) || landmarks < 2 || landmarks > n) {
+    stopf("`landmarks` must be a number of landmark points between 2 and the number of rows of `x` (%d), or a numeric matrix of landmark points.",
+          n)
+  }
+  m <- as.integer(landmarks)
+  idx <- switch(landmark_method,
+    random = sort(sample.int(n, m)),
+    "kmeans++" = cpp_kmeanspp_landmarks(kernel, x, m, stats::runif(m)))
+  list(points = x[idx, , drop = FALSE], index = idx, method = landmark_method)
 }
 
 #' Project new points onto kernel principal components
@@ -96,7 +219,10 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
 #' Computes the kernel rows of `newdata` against the training points, centres
 #' them with the training statistics and projects them on the components
 #' kept by [kpca()]. For the training rows themselves the result equals
-#' `object$coords`.
+#' `object$coords`. New points are processed in blocks of rows, so memory
+#' does not grow with `nrow(newdata)` times the number of training points;
+#' for the Nystrom method only kernel values against the landmarks are
+#' computed.
 #'
 #' @param object A `kmaha_kpca` object from [kpca()].
 #' @param newdata New observations with the training columns (a matrix or a
@@ -109,9 +235,19 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
 #' @export
 predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
   if (is.null(newdata)) return(object$coords)
-  x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
-  z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
-                               object$col_means, object$grand_mean)
+  if (identical(object$method, "nystrom")) {
+    z0 <- object$landmarks
+    x <- check_newdata(newdata, colnames(z0), ncol(z0))
+    z <- cpp_nystrom_project(object$kernel, x, z0, object$projection,
+                             object$col_means)
+  } else {
+    x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
+    z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
+                                 object$col_means, object$grand_mean)
+  }
+  if (anyNA(z)) {
+    stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+  }
   dimnames(z) <- list(rownames(x), colnames(object$coords))
   z
 }
@@ -119,14 +255,21 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
 #' @export
 print.kmaha_kpca <- function(x, ...) {
   cat("<kmaha KPCA> ", format(x$kernel), "\n", sep = "")
+  nys <- identical(x$method, "nystrom")
   cat(sprintf("  training points: %d   inputs: %d   components kept: %d (%s solver)\n",
-              nrow(x$coords), ncol(x$x), x$rank, x$method))
+              nrow(x$coords), if (nys) ncol(x$landmarks) else ncol(x$x), x$rank,
+              x$method))
+  if (nys) {
+    cat(sprintf("  landmarks: %d (%s), landmark rank %d; mean squared distance to their span: %.4g\n",
+                nrow(x$landmarks), x$landmark_method, x$landmark_rank, x$residual))
+  }
   show <- utils::head(x$eigenvalues, 6L)
   cat(sprintf("  leading eigenvalues: %s%s\n",
               paste(formatC(show, digits = 4, format = "g"), collapse = " "),
               if (length(x$eigenvalues) > length(show)) " ..." else ""))
   if (x$trace > 0) {
-    cat(sprintf("  share of feature-space variance kept: %.4f\n",
+    cat(sprintf("  share of %s variance kept: %.4f\n",
+                if (nys) "the landmark span's" else "feature-space",
                 sum(x$eigenvalues) / x$trace))
   }
   invisible(x)
@@ -189,7 +332,7 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
 kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
   K <- check_gram(K)
   args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method))
+  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method), "`K`: ")
   kpca_finish(fit, args, rownames(K))
 }
 
@@ -256,12 +399,21 @@ kpca_check_args <- function(n, rank, tol, method) {
        method = method, requested = method)
 }
 
-# Turn core errors into plain R errors (no C++ call in the message).
-kpca_call <- function(expr) {
-  tryCatch(expr, error = function(e) stop(conditionMessage(e), call. = FALSE))
+# Turn core errors into plain R errors (no C++ call in the message), led by
+# `what` (the argument they concern, e.g. "`kernel` on `x`: "); a failed
+# allocation of exact KPCA's n x n matrices points to the Nystrom method.
+kpca_call <- function(expr, what = "", n = NULL) {
+  tryCatch(expr, error = function(e) {
+    msg <- conditionMessage(e)
+    if (!is.null(n) && grepl("bad_alloc|cannot allocate", msg)) {
+      stopf("Exact kernel PCA of %d points ran out of memory: it needs the %d x %d Gram matrix (%.2f GB) and a copy of it. For large n use the Nystrom method, e.g. kpca(x, kernel, landmarks = 1000) or kmaha(..., landmarks = 1000).",
+            n, n, n, 8 * n^2 / 1e9)
+    }
+    stop(paste0(what, msg), call. = FALSE)
+  })
 }
 
-kpca_finish <- function(fit, args, row_names) {
+kpca_finish <- function(fit, args, row_names, proj_names = row_names) {
   if (isTRUE(fit$fallback)) {
     warnf("the truncated eigensolver did not converge after %d products; used the full eigendecomposition instead.",
           as.integer(fit$matvecs))
@@ -269,7 +421,7 @@ kpca_finish <- function(fit, args, row_names) {
   r <- length(fit$eigenvalues)
   pcs <- paste0("PC", seq_len(r))
   dimnames(fit$coords) <- list(row_names, pcs)
-  dimnames(fit$projection) <- list(row_names, pcs)
+  dimnames(fit$projection) <- list(proj_names, pcs)
   fit$rank <- r
   fit$fallback <- NULL
   fit

@@ -81,9 +81,8 @@
 #' @param scale Standardize the columns before learning (the scaling is stored
 #'   and applied at prediction time).
 #' @param verbose Print progress.
-#' @param num_threads Number of threads for the solver's matrix products and
-#'   searches: `NULL` uses the package setting (option `kmaha.num_threads`,
-#'   then the environment variable `KMAHA_NUM_THREADS`, then 2).
+#' @param num_threads Number of threads for the impostor search: `NULL` uses
+#'   the package setting, see [kmaha_threads()].
 #' @param formula A formula `class ~ predictors`.
 #' @param data,subset,na.action Model frame arguments, as in [stats::lm()].
 #' @param ... Further arguments passed to `lmnn.default()`.
@@ -129,7 +128,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   solver <- match.arg(solver)
   scale <- check_flag(scale, "scale")
   verbose <- check_flag(verbose, "verbose")
-  threads <- nca_threads(num_threads)
+  threads <- resolve_threads(num_threads)
   feature_names <- colnames(x)
 
   init_mat <- NULL

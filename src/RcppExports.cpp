@@ -13,28 +13,30 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // cpp_alignment_products
-Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p);
-RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP) {
+Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p, int threads);
+RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernels(kernelsSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type p(pSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_dne_neighbors
-Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram);
-RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP) {
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram, int threads);
+RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -79,14 +81,15 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_kernel_matrix
-arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y);
-RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP) {
+arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y, int threads);
+RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type y(ySEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kernel_matrix(kernel, x, y));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kernel_matrix(kernel, x, y, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -102,8 +105,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_knn_classify
-Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, int k, bool self);
-RcppExport SEXP _kmaha_cpp_knn_classify(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP) {
+Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, int k, bool self, int threads);
+RcppExport SEXP _kmaha_cpp_knn_classify(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -112,33 +115,36 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_knn_classify(x, y, p, q, k, self));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_knn_classify(x, y, p, q, k, self, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_knn_search
-Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k, bool self);
-RcppExport SEXP _kmaha_cpp_knn_search(SEXP xSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP) {
+Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k, bool self, int threads);
+RcppExport SEXP _kmaha_cpp_knn_search(SEXP xSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_knn_search(x, q, k, self));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_knn_search(x, q, k, self, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_class_neighbors
-Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same);
-RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP) {
+Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same, int threads);
+RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type same(sameSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_class_neighbors(x, y, k, same));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_class_neighbors(x, y, k, same, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -164,21 +170,22 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_kpca_gram
-Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method);
-RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method, int threads);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_kernel
-Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method);
-RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP) {
+Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method, int threads);
+RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -186,26 +193,28 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_project
-arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
-RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean, int threads);
+RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type Kx(KxSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
     Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_project_kernel
-arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean);
-RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP) {
+arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean, int threads);
+RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -214,7 +223,52 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
     Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kpca_nystrom
+Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x, const arma::mat& landmarks, int rank, double tol, std::string method, int threads);
+RcppExport SEXP _kmaha_cpp_kpca_nystrom(SEXP kernelSEXP, SEXP xSEXP, SEXP landmarksSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type landmarks(landmarksSEXP);
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nystrom_project
+Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& landmarks, const arma::mat& projection, const arma::vec& col_means, int threads);
+RcppExport SEXP _kmaha_cpp_nystrom_project(SEXP kernelSEXP, SEXP newdataSEXP, SEXP landmarksSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type newdata(newdataSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type landmarks(landmarksSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kmeanspp_landmarks
+Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel, const arma::mat& x, int m, const arma::vec& u);
+RcppExport SEXP _kmaha_cpp_kmeanspp_landmarks(SEXP kernelSEXP, SEXP xSEXP, SEXP mSEXP, SEXP uSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type u(uSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kmeanspp_landmarks(kernel, x, m, u));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -277,8 +331,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads, bool rescale_start);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP rescale_startSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -290,32 +344,68 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
+    Rcpp::traits::input_parameter< bool >::type rescale_start(rescale_startSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, rescale_start));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nca_minibatch
+Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, const arma::imat& batches, double learning_rate, int threads);
+RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< const arma::imat& >::type batches(batchesSEXP);
+    Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lbfgs_test
+Rcpp::List cpp_lbfgs_test(Rcpp::Function fn, Rcpp::Function gr, const arma::vec& x0, int max_iter, double tol);
+RcppExport SEXP _kmaha_cpp_lbfgs_test(SEXP fnSEXP, SEXP grSEXP, SEXP x0SEXP, SEXP max_iterSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::Function >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Function >::type gr(grSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type x0(x0SEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lbfgs_test(fn, gr, x0, max_iter, tol));
     return rcpp_result_gen;
 END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 4},
-    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 4},
+    {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 5},
+    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
     {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 3},
     {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 5},
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 5},
-    {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 3},
+    {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
     {"_kmaha_cpp_sq_dist", (DL_FUNC) &_kmaha_cpp_sq_dist, 2},
-    {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 6},
-    {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 4},
-    {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 4},
+    {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
+    {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 5},
+    {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 2},
     {"_kmaha_cpp_omp_threads", (DL_FUNC) &_kmaha_cpp_omp_threads, 1},
-    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 4},
-    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
-    {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
-    {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
+    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 5},
+    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 6},
+    {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 5},
+    {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 7},
+    {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
+    {"_kmaha_cpp_nystrom_project", (DL_FUNC) &_kmaha_cpp_nystrom_project, 6},
+    {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 4},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 15},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 8},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
+    {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
+    {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 5},
     {NULL, NULL, 0}
 };
 

@@ -1,25 +1,28 @@
 #include "glue.h"
 #include <kmaha/alignment.hpp>
+#include <kmaha/parallel.hpp>
 
 // Frobenius products of the base Grams for kernel alignment.  `kernels` is a
 // list of kernel objects (each possibly a weighted sum); y holds 1-based
 // class codes of p classes.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
-                                  const arma::ivec& y, int p) {
+                                  const arma::ivec& y, int p,
+                                  int threads = 0) {
   return kmaha_glue::guarded([&] {
+    // The blocks run one after the other (their sums are accumulated);
+    // Armadillo's elementwise kernel functions use the package's threads.
+    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
     std::vector<kmaha::base_kernel> bks;
     bks.reserve(kernels.size());
     for (R_xlen_t i = 0; i < kernels.size(); ++i) {
-      std::vector<kmaha::kernel_spec> specs;
-      std::vector<double> w;
-      kmaha_glue::flatten_kernel(Rcpp::as<Rcpp::List>(kernels[i]), 1.0, specs, w);
+      const kmaha_glue::flat_kernel k(Rcpp::as<Rcpp::List>(kernels[i]));
       kmaha::base_kernel bk;
-      bk.parts = specs;
-      bk.weights = arma::vec(w);
+      bk.parts = k.specs;
+      bk.weights = k.weights;
       bks.push_back(bk);
     }
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::alignment_stats st = kmaha::alignment_products(
         bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
         4.0e6, kmaha_glue::isa_setting());

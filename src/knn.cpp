@@ -8,12 +8,14 @@
 // integer codes, p classes).  self = TRUE: q is x, leave-one-out.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
-                            const arma::mat& q, int k, bool self) {
+                            const arma::mat& q, int k, bool self,
+                            int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self,
                                               kmaha_glue::user_interrupt(),
-                                              kmaha_glue::isa_setting());
+                                              kmaha_glue::isa_setting(),
+                                              kmaha_glue::resolve_threads(threads));
     return Rcpp::List::create(
         Rcpp::Named("class") = Rcpp::IntegerVector(r.cls.begin(), r.cls.end()) + 1,
         Rcpp::Named("prob") = r.prob);
@@ -23,16 +25,14 @@ Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
 // Neighbour indices (1-based; NA where none exists) and squared distances.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
-                          bool self) {
+                          bool self, int threads = 0) {
   return kmaha_glue::guarded([&] {
     arma::mat d;
     const arma::umat idx = kmaha::knn_search(x, q, k, self, &d, 512,
                                              kmaha_glue::user_interrupt(),
-                                             kmaha_glue::isa_setting());
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return Rcpp::List::create(Rcpp::Named("index") = out,
+                                             kmaha_glue::isa_setting(),
+                                             kmaha_glue::resolve_threads(threads));
+    return Rcpp::List::create(Rcpp::Named("index") = kmaha_glue::index_to_r(idx),
                               Rcpp::Named("dist2") = d);
   });
 }
@@ -40,16 +40,14 @@ Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
 // Same-class (same = TRUE) or other-class k nearest neighbours within x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
-                                        int k, bool same) {
+                                        int k, bool same, int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512,
                                                   kmaha_glue::user_interrupt(),
-                                                  kmaha_glue::isa_setting());
-    Rcpp::IntegerMatrix out(idx.n_rows, idx.n_cols);
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER : static_cast<int>(idx[i]) + 1;
-    return out;
+                                                  kmaha_glue::isa_setting(),
+                                                  kmaha_glue::resolve_threads(threads));
+    return kmaha_glue::index_to_r(idx);
   });
 }
 

@@ -1,16 +1,19 @@
 #include "glue.h"
 #include <kmaha/kpca.hpp>
+#include <kmaha/nystrom.hpp>
 
 namespace {
+
+Rcpp::NumericVector as_r_vector(const arma::vec& v) {
+  return Rcpp::NumericVector(v.begin(), v.end());
+}
 
 Rcpp::List kpca_to_list(const kmaha::kpca_result& r) {
   return Rcpp::List::create(
       Rcpp::Named("coords") = r.coords,
       Rcpp::Named("projection") = r.projection,
-      Rcpp::Named("eigenvalues") = Rcpp::NumericVector(r.eigenvalues.begin(),
-                                                       r.eigenvalues.end()),
-      Rcpp::Named("col_means") = Rcpp::NumericVector(r.col_means.begin(),
-                                                     r.col_means.end()),
+      Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
+      Rcpp::Named("col_means") = as_r_vector(r.col_means),
       Rcpp::Named("grand_mean") = r.grand_mean,
       Rcpp::Named("trace") = r.trace,
       Rcpp::Named("method") = r.method,
@@ -19,18 +22,23 @@ Rcpp::List kpca_to_list(const kmaha::kpca_result& r) {
 }
 
 kmaha::kpca_result fit(const arma::mat& K, int rank, double tol,
-                       const std::string& method) {
+                       const std::string& method, int threads) {
   return kmaha::kpca_fit(K, static_cast<arma::uword>(rank), tol,
                          kmaha::kpca_method_from_string(method),
-                         kmaha_glue::user_interrupt());
+                         kmaha_glue::user_interrupt(),
+                         kmaha_glue::resolve_threads(threads));
 }
 
-arma::mat gram_of(const Rcpp::List& kernel, const arma::mat& x,
-                  const arma::mat* y) {
-  std::vector<kmaha::kernel_spec> specs;
-  std::vector<double> w;
-  kmaha_glue::flatten_kernel(kernel, 1.0, specs, w);
-  return kmaha::gram_sum(specs, arma::vec(w), x, y, kmaha_glue::user_interrupt());
+// Nystrom coordinates of the rows of x, in an R matrix filled in place.
+Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
+                                   const arma::mat& x, const arma::mat& landmarks,
+                                   const arma::mat& projection,
+                                   const arma::vec& col_means, int nt) {
+  Rcpp::NumericMatrix out(x.n_rows, projection.n_cols);
+  arma::mat z(out.begin(), x.n_rows, projection.n_cols, false, true);
+  kmaha::nystrom_project(k.specs, k.weights, x, landmarks, projection,
+                         col_means, z, kmaha_glue::user_interrupt(), nt);
+  return out;
 }
 
 }  // namespace
@@ -38,9 +46,9 @@ arma::mat gram_of(const Rcpp::List& kernel, const arma::mat& x,
 // KPCA from a precomputed Gram matrix (rank 0 = no cap).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
-                         std::string method) {
+                         std::string method, int threads = 0) {
   return kmaha_glue::guarded([&] {
-    return kpca_to_list(fit(K, rank, tol, method));
+    return kpca_to_list(fit(K, rank, tol, method, threads));
   });
 }
 
@@ -48,32 +56,106 @@ Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
 // used in C++ without a round trip through R.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
-                           int rank, double tol, std::string method) {
+                           int rank, double tol, std::string method,
+                           int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::mat K = gram_of(kernel, x, nullptr);
-    return kpca_to_list(fit(K, rank, tol, method));
+    const kmaha_glue::flat_kernel k(kernel);
+    const int nt = kmaha_glue::resolve_threads(threads);
+    arma::mat K;
+    {
+      const kmaha::thread_scope scope(nt);
+      K = kmaha::gram_sum(k.specs, k.weights, x, nullptr,
+                          kmaha_glue::user_interrupt(), nt,
+                          kmaha_glue::isa_setting());
+    }
+    return kpca_to_list(fit(K, rank, tol, method, nt));
   });
 }
 
 // Projection of new points given their kernel rows Kx (m x n).
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection,
-                           const arma::vec& col_means, double grand_mean) {
+                           const arma::vec& col_means, double grand_mean,
+                           int threads = 0) {
   return kmaha_glue::guarded([&] {
+    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
     return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
   });
 }
 
 // Projection of the rows of newdata: kernel rows against the training rows x
-// are built and projected in C++.
+// are built and projected in C++, in blocks of new rows.
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
                                   const arma::mat& newdata, const arma::mat& x,
                                   const arma::mat& projection,
                                   const arma::vec& col_means,
-                                  double grand_mean) {
+                                  double grand_mean, int threads = 0) {
   return kmaha_glue::guarded([&] {
-    const arma::mat Kx = gram_of(kernel, newdata, &x);
-    return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+    const kmaha_glue::flat_kernel k(kernel);
+    return kmaha::kpca_project_kernel(k.specs, k.weights, newdata, x, projection,
+                                      col_means, grand_mean,
+                                      kmaha_glue::user_interrupt(),
+                                      kmaha_glue::resolve_threads(threads));
+  });
+}
+
+// Nystrom KPCA of the rows of x with the landmark points (rows of
+// `landmarks`); the training coordinates are returned as `coords`.
+// [[Rcpp::export(rng = false)]]
+Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
+                            const arma::mat& landmarks, int rank, double tol,
+                            std::string method, int threads = 0) {
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    const int nt = kmaha_glue::resolve_threads(threads);
+    const kmaha::nystrom_result r = kmaha::nystrom_fit(
+        k.specs, k.weights, x, landmarks, static_cast<arma::uword>(rank), tol,
+        kmaha::kpca_method_from_string(method), kmaha_glue::user_interrupt(), nt);
+    Rcpp::NumericMatrix coords =
+        nystrom_coords(k, x, landmarks, r.projection, r.col_means, nt);
+    return Rcpp::List::create(
+        Rcpp::Named("coords") = coords,
+        Rcpp::Named("projection") = r.projection,
+        Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
+        Rcpp::Named("col_means") = as_r_vector(r.col_means),
+        Rcpp::Named("trace") = r.trace,
+        Rcpp::Named("residual") = r.residual,
+        Rcpp::Named("landmark_rank") = static_cast<int>(r.landmark_rank),
+        Rcpp::Named("method") = r.method,
+        Rcpp::Named("fallback") = r.fallback,
+        Rcpp::Named("matvecs") = static_cast<double>(r.matvecs));
+  });
+}
+
+// Nystrom coordinates of the rows of newdata.
+// [[Rcpp::export(rng = false)]]
+Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
+                                        const arma::mat& newdata,
+                                        const arma::mat& landmarks,
+                                        const arma::mat& projection,
+                                        const arma::vec& col_means,
+                                        int threads = 0) {
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    return nystrom_coords(k, newdata, landmarks, projection, col_means,
+                          kmaha_glue::resolve_threads(threads));
+  });
+}
+
+// Kernel k-means++ landmarks: 1-based row indices of x, from m uniform
+// numbers u drawn in R.
+// [[Rcpp::export(rng = false)]]
+Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel,
+                                           const arma::mat& x, int m,
+                                           const arma::vec& u) {
+  return kmaha_glue::guarded([&] {
+    const kmaha_glue::flat_kernel k(kernel);
+    const arma::uvec idx = kmaha::kmeanspp_landmarks(
+        k.specs, k.weights, x, static_cast<arma::uword>(m), u,
+        kmaha_glue::user_interrupt());
+    Rcpp::IntegerVector out(idx.n_elem);
+    for (arma::uword i = 0; i < idx.n_elem; ++i) out[i] = static_cast<int>(idx[i]) + 1;
+    return out;
   });
 }

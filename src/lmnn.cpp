@@ -5,22 +5,11 @@
 
 namespace {
 
-// 1-based integer targets (NA = none) to 0-based indices with the sentinel.
-arma::umat targets_from_r(const Rcpp::IntegerMatrix& t) {
-  arma::umat out(t.nrow(), t.ncol());
-  for (R_xlen_t q = 0; q < t.size(); ++q) {
-    const int v = t[q];
-    out[q] = (v == NA_INTEGER) ? kmaha::no_neighbor
-                               : static_cast<arma::uword>(v - 1);
-  }
-  return out;
-}
-
 kmaha::lmnn::problem problem_from_r(const arma::mat& x, const arma::ivec& y,
                                     const Rcpp::IntegerMatrix& targets,
                                     double mu, double lambda) {
-  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
-  return kmaha::lmnn::make_problem(x, yy, targets_from_r(targets), mu, lambda);
+  const arma::uvec yy = kmaha_glue::labels_from_r(y);
+  return kmaha::lmnn::make_problem(x, yy, kmaha_glue::index_from_r(targets), mu, lambda);
 }
 
 }  // namespace
@@ -39,7 +28,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         double max_pairs = 0) {
   return kmaha_glue::guarded([&] {
   if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
-  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+  const arma::uvec yy = kmaha_glue::labels_from_r(y);
   kmaha::lmnn::options o;
   o.mu = mu;
   o.lambda = lambda;
@@ -79,7 +68,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
         return ir;
       };
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
-      x, yy, targets_from_r(targets), init, o,
+      x, yy, kmaha_glue::index_from_r(targets), init, o,
       solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
       lbfgs, kmaha_glue::user_interrupt(), progress);
   return Rcpp::List::create(

@@ -45,9 +45,18 @@ struct lbfgs_result {
   // evaluation was at the returned parameters), so callers need not
   // evaluate again.
   bool value_at_par = false;
-  // Infinity norm of the gradient at `par` when the last evaluation was
-  // there (value_at_par), else NaN.
-  double grad_inf = std::numeric_limits<double>::quiet_NaN();
+  // Why the run stopped, in words (see classify_stop()):
+  //   "tolerance"               relative reduction of f below tol;
+  //   "gradient"                the projected gradient vanished;
+  //   "line search at optimum"  the line search found no decrease, but at a
+  //                             point where f cannot be reduced beyond tol;
+  //   "line search failed"      the line search found no decrease elsewhere;
+  //   "iteration limit"         maxit iterations.
+  std::string stop;
+  // True for the first three: the result is a minimum to tolerance.
+  bool converged = false;
+  // Euclidean norm of the gradient at `par`.
+  double grad_norm = std::numeric_limits<double>::quiet_NaN();
 };
 
 namespace detail {
@@ -56,12 +65,31 @@ struct lbfgs_ctx {
   kmaha::interrupt_fn interrupt;
   arma::vec last_x, last_g;
   double last_f = 0.0;
-  bool have = false;
+  double last_gnorm = 0.0;  // norm of the objective's own gradient at last_x
+  bool have = false;        // last_x, last_f, last_g belong together
+  bool rejected = false;    // last_x was a trial point without a finite value
+  double worst = -std::numeric_limits<double>::infinity();  // largest f seen
   std::exception_ptr stop;  // set once: the exception that stops the run
   std::vector<double>* trace = nullptr;
   int calls = 0;
 };
 
+// One evaluation for lbfgsb(), which is C code: nothing may be thrown from
+// here, and lbfgsb() calls R's error() on a non-finite value.  So:
+//  * an exception of the objective (an interrupt included) is kept, and
+//    lbfgsb() is made to stop: a zero gradient ends it at its next test (the
+//    projected gradient is <= pgtol) and a value far below any seen makes a
+//    line search in progress accept the step at once;
+//  * a trial point where the parameters or the objective are not finite
+//    (a step too long for double precision) is rejected with a value above
+//    any seen, so that the line search shortens the step; at the starting
+//    point that is an error;
+//  * a gradient so small that no step as long as the parameters themselves
+//    (or of length 1) could change f beyond rounding,
+//    ||g|| max(||x||, 1) <= eps max(|f|, 1), is reported as exactly zero:
+//    the point is stationary in double precision, and lbfgsb() stops there
+//    instead of computing a step from a gradient near underflow (which can
+//    give NaN parameters).
 inline void eval(lbfgs_ctx* c, int n, const double* x) {
   if (c->stop) return;  // stopping: last_f and last_g hold the stop values
   if (c->have && std::equal(x, x + n, c->last_x.memptr())) return;
@@ -71,20 +99,37 @@ inline void eval(lbfgs_ctx* c, int n, const double* x) {
     c->last_x.set_size(n);
     std::copy(x, x + n, c->last_x.memptr());
     c->last_g.set_size(n);
-    c->last_f = c->fg(c->last_x, c->last_g);
-    if (!std::isfinite(c->last_f) || !c->last_g.is_finite()) {
-      throw kmaha::error(
-          "the objective or its gradient is not finite at the parameters "
-          "L-BFGS-B reached");
+    bool finite = c->last_x.is_finite();
+    if (finite) {
+      c->last_f = c->fg(c->last_x, c->last_g);
+      finite = std::isfinite(c->last_f) && c->last_g.is_finite();
+    }
+    if (!finite) {
+      if (c->calls == 1) {
+        throw kmaha::error(
+            "the objective or its gradient is not finite at the starting "
+            "parameters");
+      }
+      c->rejected = true;
+      c->last_f = c->worst + std::max(std::fabs(c->worst), 1.0);
+      c->last_g.zeros();
+      c->last_gnorm = std::numeric_limits<double>::quiet_NaN();
+      c->have = true;
+      return;
+    }
+    c->rejected = false;
+    c->worst = std::max(c->worst, c->last_f);
+    c->last_gnorm = arma::norm(c->last_g, 2);
+    const double scale = std::max(std::fabs(c->last_f), 1.0);
+    if (c->last_gnorm * std::max(arma::norm(c->last_x, 2), 1.0) <=
+        std::numeric_limits<double>::epsilon() * scale) {
+      c->last_g.zeros();
     }
     c->have = true;
     if (c->trace) c->trace->push_back(c->last_f);
   } catch (...) {
     c->stop = std::current_exception();
     c->have = false;
-    // A zero gradient ends lbfgsb() at its next test (the projected gradient
-    // is <= pgtol), and a value far below any seen so far makes a line
-    // search in progress accept the step at once.
     c->last_f = -1e300;
     c->last_g.zeros(n);
   }
@@ -100,6 +145,31 @@ inline void gr(int n, double* x, double* g, void* ex) {
   auto* c = static_cast<lbfgs_ctx*>(ex);
   eval(c, n, x);
   std::copy(c->last_g.begin(), c->last_g.end(), g);
+}
+}  // namespace detail
+
+namespace detail {
+// A line search that ends without a decrease ("ABNORMAL_TERMINATION_IN_
+// LNSRCH") often sits at the optimum, where rounding hides any decrease.  It
+// counts as converged when either
+//  * the first-order change of f over a step as long as x itself (or of
+//    length 1) is below tol relative to f: ||g|| max(||x||, 1) <= tol
+//    max(|f|, 1); or
+//  * the last improvements of f (the last two new minima among the
+//    evaluations) differ by at most tol relative to f.
+inline bool line_search_at_optimum(const std::vector<double>& trace, double f,
+                                   double grad_norm, double x_norm,
+                                   double tol) {
+  const double scale = std::max(std::fabs(f), 1.0);
+  if (grad_norm * std::max(x_norm, 1.0) <= tol * scale) return true;
+  double best = std::numeric_limits<double>::infinity(), prev = best;
+  for (double v : trace) {
+    if (v < best) {
+      prev = best;
+      best = v;
+    }
+  }
+  return std::isfinite(prev) && prev - best <= tol * std::max(std::fabs(prev), scale);
 }
 }  // namespace detail
 
@@ -128,12 +198,30 @@ inline lbfgs_result minimize_lbfgs(
   // from a caller without its own guard.
   if (ctx.stop) guarded([&] { std::rethrow_exception(ctx.stop); });
   res.value = fmin;
-  if (ctx.have && std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
+  res.message = msg;
+  if (ctx.have && !ctx.rejected &&
+      std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
     res.value = ctx.last_f;
     res.value_at_par = true;
-    res.grad_inf = arma::abs(ctx.last_g).max();
+    res.grad_norm = ctx.last_gnorm;
+  } else if (res.fail != 0) {
+    // The gradient at the returned point is needed to classify the stop.
+    arma::vec g(n);
+    res.value = ctx.fg(res.par, g);
+    res.value_at_par = true;
+    res.grad_norm = arma::norm(g, 2);
   }
-  res.message = msg;
+  if (res.fail == 0) {
+    res.stop = res.message.find("PGTOL") != std::string::npos ? "gradient" : "tolerance";
+    res.converged = true;
+  } else if (res.fail == 1) {
+    res.stop = "iteration limit";
+  } else {
+    const double tol = factr * std::numeric_limits<double>::epsilon();
+    res.converged = detail::line_search_at_optimum(
+        res.trace, res.value, res.grad_norm, arma::norm(res.par, 2), tol);
+    res.stop = res.converged ? "line search at optimum" : "line search failed";
+  }
   return res;
 }
 

@@ -3,6 +3,8 @@
 # test failure instead of ending the test run.
 run_in_child <- function(fun, args = list(), timeout = 300) {
   testthat::skip_if_not_installed("callr")
+  # The function's environment (a test file's) is not serialised with it.
+  environment(fun) <- globalenv()
   callr::r(fun, args = args, libpath = .libPaths(), timeout = timeout,
            env = c(callr::rcmd_safe_env(), KMAHA_NUM_THREADS = "2"))
 }

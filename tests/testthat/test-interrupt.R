@@ -4,7 +4,7 @@
 # would run for minutes; a child R process sends itself SIGINT after `delay`
 # seconds and records how long the call took to return.
 
-test_that("long fits stop within a second of SIGINT and R stays usable", {
+test_that("long fits stop within seconds of SIGINT and R stays usable", {
   skip_on_os("windows")
   skip_on_cran()
   res <- run_in_child(function() {
@@ -42,7 +42,7 @@ test_that("long fits stop within a second of SIGINT and R stays usable", {
   for (nm in names(res$runs)) {
     expect_identical(res$runs[[nm]]$outcome, "interrupted", label = nm)
     # Polls are at most ~0.1 s apart; allow for a loaded machine.
-    expect_lt(res$runs[[nm]]$lag, 1.5, label = nm)
+    expect_lt(res$runs[[nm]]$lag, 3, label = nm)
   }
   ref <- nca(iris[, 1:4], iris$Species, dim = 2, max_iter = 30)$L
   expect_equal(res$after, ref)

@@ -118,6 +118,18 @@ test_that("a bad kmaha.isa option is refused with a clear error", {
   expect_error(nca(iris[, 1:4], iris$Species),
                "Option `kmaha.nca_isa` must be \"auto\", \"avx2\" or \"default\".",
                fixed = TRUE)
+  # With neither option set, the environment variable KMAHA_ISA is read.
+  options(kmaha.nca_isa = NULL)
+  old_env <- Sys.getenv("KMAHA_ISA", NA)
+  on.exit(if (is.na(old_env)) Sys.unsetenv("KMAHA_ISA") else Sys.setenv(KMAHA_ISA = old_env),
+          add = TRUE)
+  Sys.setenv(KMAHA_ISA = "sse9")
+  expect_error(nca(iris[, 1:4], iris$Species),
+               "Environment variable `KMAHA_ISA` must be \"auto\", \"avx2\" or \"default\".",
+               fixed = TRUE)
+  Sys.setenv(KMAHA_ISA = "default")
+  expect_identical(suppressWarnings(nca(iris[, 1:4], iris$Species, max_iter = 5))$convergence$isa,
+                   "default")
 })
 
 test_that("far-apart points give no NaN or overflow", {
@@ -248,29 +260,42 @@ test_that("a fit converges, records its trace and predicts", {
 
 test_that("hitting the iteration cap is reported as not converged", {
   expect_warning(fit <- nca(iris[, 1:4], iris$Species, max_iter = 2),
-                 "did not converge", fixed = TRUE)
+                 "nca() did not converge within `max_iter` = 2 iterations (",
+                 fixed = TRUE)
   expect_false(fit$convergence$converged)
+  expect_identical(fit$convergence$stop, "iteration limit")
+  fit <- nca(iris[, 1:4], iris$Species)
+  expect_true(fit$convergence$converged)
+  expect_identical(fit$convergence$stop, "tolerance")
+})
+
+test_that("a plateau with a vanishing gradient ends the fit as converged, silently", {
+  skip_if_not_installed("mlbench")
+  # 200 points of Vowel (11 classes) on RBF KPCA coordinates: NCA drives the
+  # objective to a plateau where the gradient underflows (~1e-30).  R's
+  # L-BFGS-B used to end there with ABNORMAL_TERMINATION_IN_LNSRCH and a
+  # warning; the glue now reports such a gradient as zero (no step as long
+  # as the map could change the objective beyond rounding).  How other line
+  # search failures are classified is tested in test-optim.R.
+  e <- new.env()
+  utils::data("Vowel", package = "mlbench", envir = e)
+  x <- data.matrix(e$Vowel[, 2:10])
+  set.seed(7)
+  idx <- sample(nrow(x), 200)
+  kp <- kpca(scale(x[idx, ]), rbf_kernel(25))
+  expect_silent(fit <- nca(kp$coords, e$Vowel$Class[idx], scale = FALSE))
+  cv <- fit$convergence
+  expect_identical(cv$message, "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL")
+  expect_identical(cv$stop, "gradient")
+  expect_true(cv$converged)
+  # Checked independently: the gradient at the result is negligible.
+  g <- nca_fg(fit$L, kp$coords, e$Vowel$Class[idx])$gradient
+  expect_lt(sqrt(sum(g^2)) * sqrt(sum(fit$L^2)), 1e-15 * abs(cv$objective))
+  expect_equal(cv$gradient_norm, sqrt(sum(g^2)), tolerance = 1e-6)
 })
 
 test_that("verbose prints optimizer progress", {
   expect_output(nca(iris[, 1:4], iris$Species, verbose = TRUE), "evaluation 1:")
-})
-
-test_that("num_threads defaults come from the option, then the environment", {
-  withr_opt <- options(kmaha.num_threads = NULL)
-  on.exit(options(withr_opt), add = TRUE)
-  old_env <- Sys.getenv("KMAHA_NUM_THREADS", NA)
-  on.exit(if (is.na(old_env)) Sys.unsetenv("KMAHA_NUM_THREADS") else
-    Sys.setenv(KMAHA_NUM_THREADS = old_env), add = TRUE)
-  Sys.unsetenv("KMAHA_NUM_THREADS")
-  expect_identical(nca_threads(NULL), 2L)
-  Sys.setenv(KMAHA_NUM_THREADS = "1")
-  expect_identical(nca_threads(NULL), 1L)
-  options(kmaha.num_threads = 3)
-  expect_identical(nca_threads(NULL), 3L)
-  expect_identical(nca_threads(1), 1L)
-  expect_error(nca_threads(0), "`num_threads` must be a single whole number >= 1.",
-               fixed = TRUE)
 })
 
 test_that("bad input gives clear errors", {
@@ -298,4 +323,73 @@ test_that("bad input gives clear errors", {
                fixed = TRUE)
   expect_error(nca(x, y, foo = 1), "Unknown argument(s) to nca(): 'foo'.",
                fixed = TRUE)
+})
+
+test_that("p >> n stays finite: a vanishing gradient ends the fit cleanly", {
+  # 50 points in 2000 dimensions: after one step every point's neighbour
+  # probabilities are 0 or 1 and the gradient is ~1e-175; L-BFGS-B used to
+  # compute NaN parameters from it ("the map has non-finite entries").
+  set.seed(1)
+  x <- matrix(rnorm(50 * 2000), 50)
+  y <- factor(rep(1:2, 25))
+  expect_silent(fit <- nca(x, y))
+  expect_true(all(is.finite(fit$L)))
+  expect_true(fit$convergence$converged)
+  expect_identical(fit$convergence$stop, "gradient")
+  expect_equal(fit$convergence$objective, -25, tolerance = 1e-12)
+})
+
+test_that("inputs at extreme scales without scaling: the flat start is rescaled", {
+  x <- as.matrix(iris[, 1:4])
+  y <- iris$Species
+  # Median squared distance from each point to its nearest other point
+  # (duplicated rows excluded; the upper median of an even count), from the
+  # definition.
+  d2 <- as.matrix(stats::dist(x))^2
+  diag(d2) <- Inf
+  nn <- apply(d2, 1, min)
+  nn <- sort(nn[nn > 0])
+  med <- nn[length(nn) %/% 2 + 1]
+  for (sc in c(1e-300, 1e-150, 1e150, 1e300)) {
+    expect_silent(fit <- nca(x * sc, y, scale = FALSE))
+    cv <- fit$convergence
+    expect_true(all(is.finite(fit$L)))
+    expect_true(cv$converged)
+    expect_identical(cv$stop, "tolerance")
+    # The start map was I times a power of two s that puts the median
+    # nearest-neighbour squared distance at about 1 (the nearest power of
+    # two: within a factor sqrt(2)).
+    expect_identical(log2(cv$start_scale), round(log2(cv$start_scale)))
+    expect_lte(abs(log2(cv$start_scale) - (-log2(sc) - 0.5 * log2(med))), 0.5 + 1e-6)
+    # The fit is a real NCA fit of the data: objective and leave-one-out
+    # 1-NN accuracy as good as on unscaled inputs.
+    ref <- nca(x, y, scale = FALSE)
+    expect_lt(cv$objective, ref$convergence$objective + 0.5)
+    expect_gte(mean(predict(fit) == y), mean(predict(ref) == y))
+    # The objective reported is eq. (2) at the returned map, evaluated on
+    # the scaled inputs (the core rescales internally, so no overflow).
+    expect_equal(cv$objective, nca_fg(fit$L, x * sc, y)$value, tolerance = 1e-10)
+  }
+  # A start given as a matrix is kept as given: with it the objective is flat,
+  # and the fit says so.
+  expect_warning(fit <- nca(x * 1e150, y, scale = FALSE, init = diag(4)),
+                 "nca() could not move from its start: the objective is flat there (the mapped points are so far apart that every neighbour probability is 0 or 1, or so close that all are equal), so the gradient vanishes; scale `init` to the data (or use a built-in `init`, which is rescaled automatically).",
+                 fixed = TRUE)
+  expect_identical(unname(fit$L), diag(4))
+})
+
+test_that("the objective is finite for any finite map and inputs", {
+  x <- as.matrix(iris[, 1:4])
+  y <- iris$Species
+  A <- matrix(c(1, 0.5, -0.2, 0.1, 0, 1, 0.3, -0.4), 2, 4)
+  ref <- nca_fg(A, x, y)
+  # Scaling the inputs up and the map down by the same power of two gives
+  # the same objective exactly; the gradient scales with the map.
+  for (k in c(-1000, -600, 500, 1000)) {
+    res <- nca_fg(A * 2^-k, x * 2^k, y)
+    expect_equal(res$value, ref$value, tolerance = 1e-12)
+    expect_equal(res$gradient * 2^-k, ref$gradient, tolerance = 1e-10)
+  }
+  # Only when x A' itself overflows is the objective infinite.
+  expect_identical(nca_fg(A * 1e200, x * 1e200, y)$value, Inf)
 })

@@ -85,11 +85,16 @@ inline alignment_stats alignment_products(
       1, std::min<arma::uword>(
              n, static_cast<arma::uword>(budget_doubles /
                                          (static_cast<double>(n) * m))));
-  const arma::vec xx = arma::sum(arma::square(X), 1);
+  // Points of extreme magnitude are divided by a power of two c first, and
+  // inner products and distances multiplied back by c^2 (common.hpp).
+  const double cs = detail::distance_scale(detail::max_abs_entry(X));
+  const arma::mat Xs = cs == 1.0 ? arma::mat() : arma::mat(X / cs);
+  const arma::mat& Xw = cs == 1.0 ? X : Xs;
+  const arma::vec xx = arma::sum(arma::square(Xw), 1);
   arma::mat G, d2, Kb;
   arma::vec yv;
   for_each_product_block(
-      X, X, block,
+      Xw, Xw, block,
       [&](arma::uword q0, arma::uword q1, arma::mat& ip) {
         // Blocks are n x nb: all rows (r) against the block's rows (c).
         const arma::uword nb = q1 - q0;
@@ -97,7 +102,9 @@ inline alignment_stats alignment_products(
           d2 = ip;
           products_to_sq_dist(d2, xx, xx.memptr() + q0);
           for (arma::uword c = 0; c < nb; ++c) d2(q0 + c, c) = 0.0;
+          detail::unscale_sq_dist(d2, cs);
         }
+        if (need_ip) detail::unscale_sq_dist(ip, cs);
         G.set_size(n * nb, m);
         for (arma::uword j = 0; j < m; ++j) {
           const base_kernel& bk = kernels[j];

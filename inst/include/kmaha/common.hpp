@@ -12,7 +12,9 @@
 #define KMAHA_COMMON_HPP
 
 #include <armadillo>
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -99,11 +101,59 @@ class parallel_errors {
   std::atomic<bool> failed_{false};
 };
 
+namespace detail {
+// Deterministic eigenvector signs: flip each column so that its entry of
+// largest magnitude (the first such entry on ties) is positive.  Used by
+// KPCA, DNE and KDNE.
+inline void fix_signs(arma::mat& V) {
+  for (arma::uword j = 0; j < V.n_cols; ++j) {
+    const arma::uword i = arma::index_max(arma::abs(V.col(j)));
+    if (V(i, j) < 0.0) V.col(j) *= -1.0;
+  }
+}
+}  // namespace detail
+
+namespace detail {
+// Squared distances are formed from inner products, ||x||^2 + ||y||^2 -
+// 2 x'y, which overflow (inf - inf = NaN) when entries exceed ~1e154 and lose
+// everything to underflow below ~1e-154, although the distances themselves
+// may be representable (or, when they overflow, are correctly infinite).  So
+// points whose largest |entry| m is above 2^480 or below 2^-480 are first
+// divided by c, the power of two just above m, and the distances multiplied
+// back by c^2 afterwards (as (d c) c, which keeps 0 at 0 when c^2
+// overflows).  Returns c: 1 when no scaling is needed (or m is not finite).
+inline double distance_scale(double m) {
+  if (!(m > 0.0) || !std::isfinite(m) ||
+      (m <= std::ldexp(1.0, 480) && m >= std::ldexp(1.0, -480)))
+    return 1.0;
+  int e = 0;
+  std::frexp(m, &e);
+  return std::ldexp(1.0, std::min(e, 1023));
+}
+
+inline double max_abs_entry(const arma::mat& X) {
+  return X.n_elem ? arma::abs(X).max() : 0.0;
+}
+
+// Multiply squared distances computed on points divided by c back by c^2.
+inline void unscale_sq_dist(arma::mat& G, double c) {
+  if (c != 1.0) G.transform([c](double v) { return (v * c) * c; });
+}
+}  // namespace detail
+
 // Squared Euclidean distances between the rows of X (n x D) and of Y (m x D),
 // computed through one matrix product: ||x||^2 + ||y||^2 - 2 x'y.  Rounding can
-// make tiny distances negative; they are clamped at zero.
+// make tiny distances negative; they are clamped at zero.  Points of extreme
+// magnitude are rescaled first (detail::distance_scale()).
 inline arma::mat sq_dist(const arma::mat& X, const arma::mat& Y) {
   if (X.n_cols != Y.n_cols) throw error("sq_dist: X and Y differ in columns");
+  const double c = detail::distance_scale(
+      std::max(detail::max_abs_entry(X), detail::max_abs_entry(Y)));
+  if (c != 1.0) {
+    arma::mat G = sq_dist(arma::mat(X / c), arma::mat(Y / c));
+    detail::unscale_sq_dist(G, c);
+    return G;
+  }
   arma::mat G = X * Y.t();
   const arma::vec xx = arma::sum(arma::square(X), 1);
   const arma::rowvec yy = arma::sum(arma::square(Y), 1).t();
@@ -117,6 +167,12 @@ inline arma::mat sq_dist(const arma::mat& X, const arma::mat& Y) {
 // Symmetric version for distances within one set: exact zero diagonal and
 // exactly symmetric output (the product X X' is evaluated as a rank-k update).
 inline arma::mat sq_dist(const arma::mat& X) {
+  const double c = detail::distance_scale(detail::max_abs_entry(X));
+  if (c != 1.0) {
+    arma::mat G = sq_dist(arma::mat(X / c));
+    detail::unscale_sq_dist(G, c);
+    return G;
+  }
   arma::mat G = X * X.t();
   const arma::vec d = G.diag();
   const arma::uword n = X.n_rows;

@@ -14,32 +14,41 @@
 #include <algorithm>
 #include "common.hpp"
 #include "gemm.hpp"
+#include "parallel.hpp"
 
 namespace kmaha {
 
 // Calls visit(q0, q1, P) for consecutive query blocks [q0, q1), where P is
 // the n x (q1 - q0) matrix of inner products <x_j, q> between the training
 // rows and queries q0..q1-1 (the visitor may overwrite it).  Q may be X.
+// With num_threads > 1 the blocks run in parallel (parallel.hpp): the
+// visitor must then be safe to call from several threads at once for
+// different blocks (each block's results go to its own rows, scratch per
+// thread); the blocks do not depend on the thread count.
 template <class Visit>
 inline void for_each_product_block(const arma::mat& X, const arma::mat& Q,
                                    arma::uword block, Visit&& visit,
                                    const interrupt_fn& interrupt = no_interrupt,
-                                   isa s = best_isa()) {
+                                   isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows, m = Q.n_rows, D = X.n_cols;
   if (Q.n_cols != D) throw error("distances: X and Q differ in columns");
   if (block == 0) block = 1;
-  arma::mat P;
-  gemm_buffers buf;
-  for (arma::uword q0 = 0; q0 < m; q0 += block) {
-    const arma::uword q1 = std::min(m, q0 + block), b = q1 - q0;
-    P.set_size(n, b);
+  struct scratch {
+    arma::mat P;
+    gemm_buffers buf;
+  };
+  per_thread<scratch> work(num_threads);
+  const row_blocks blocks(m, block);
+  parallel_for(blocks.count(), num_threads, [&](std::size_t bi, std::size_t) {
+    scratch& w = work.local();
+    const arma::uword q0 = blocks.start(bi), q1 = blocks.end(bi), b = q1 - q0;
+    w.P.set_size(n, b);
     gemm(s, static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(b),
          static_cast<std::ptrdiff_t>(D), cview::col_major(X.memptr(), n),
-         cview{Q.memptr() + q0, static_cast<std::ptrdiff_t>(m), 1}, P.memptr(),
-         1, static_cast<std::ptrdiff_t>(n), false, buf);
-    visit(q0, q1, P);
-    check_interrupt(interrupt);
-  }
+         cview{Q.memptr() + q0, static_cast<std::ptrdiff_t>(m), 1}, w.P.memptr(),
+         1, static_cast<std::ptrdiff_t>(n), false, w.buf);
+    visit(q0, q1, w.P);
+  }, interrupt);
 }
 
 // Turns a block of inner products P (n x b, training rows x queries) into
@@ -59,21 +68,39 @@ inline void products_to_sq_dist(arma::mat& P, const arma::vec& xx,
 
 // Calls visit(q0, q1, D2) for consecutive query blocks, where D2 is the
 // n x (q1 - q0) matrix of squared distances from the training rows to
-// queries q0..q1-1.  Q may be X.
+// queries q0..q1-1.  Q may be X.  Points of extreme magnitude are rescaled
+// first (detail::distance_scale() in common.hpp).
 template <class Visit>
 inline void for_each_distance_block(const arma::mat& X, const arma::mat& Q,
                                     arma::uword block, Visit&& visit,
                                     const interrupt_fn& interrupt = no_interrupt,
-                                    isa s = best_isa()) {
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const arma::vec qq = &Q == &X ? xx : arma::vec(arma::sum(arma::square(Q), 1));
+                                    isa s = best_isa(), int num_threads = 1) {
+  const bool same = &Q == &X;
+  const double c = detail::distance_scale(std::max(
+      detail::max_abs_entry(X), same ? 0.0 : detail::max_abs_entry(Q)));
+  arma::mat Xs, Qs;
+  const arma::mat* Xp = &X;
+  const arma::mat* Qp = same ? &X : &Q;
+  if (c != 1.0) {
+    Xs = X / c;
+    Xp = &Xs;
+    if (same) {
+      Qp = &Xs;
+    } else {
+      Qs = Q / c;
+      Qp = &Qs;
+    }
+  }
+  const arma::vec xx = arma::sum(arma::square(*Xp), 1);
+  const arma::vec qq = same ? xx : arma::vec(arma::sum(arma::square(*Qp), 1));
   for_each_product_block(
-      X, Q, block,
+      *Xp, *Qp, block,
       [&](arma::uword q0, arma::uword q1, arma::mat& P) {
         products_to_sq_dist(P, xx, qq.memptr() + q0);
+        detail::unscale_sq_dist(P, c);
         visit(q0, q1, static_cast<const arma::mat&>(P));
       },
-      interrupt, s);
+      interrupt, s, num_threads);
 }
 
 }  // namespace kmaha

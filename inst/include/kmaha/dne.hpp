@@ -151,25 +151,32 @@ inline void select_both(const double* d, arma::uword qi, const arma::uvec& y,
 // Same-class and other-class k nearest neighbours of every row of X
 // (Euclidean distance) in one pass over blocks of distances
 // (distances.hpp).  Ties are broken by the lower index, as in
-// class_neighbors().
+// class_neighbors().  Blocks run on num_threads threads; each point's lists
+// are built by one thread, so they do not depend on the thread count.
 inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
                           arma::umat& same, arma::umat& other,
                           arma::uword block = 256,
                           const interrupt_fn& interrupt = no_interrupt,
-                          isa s = best_isa()) {
+                          isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
   same.set_size(n, k);
   other.set_size(n, k);
   if (k == 0 || n == 0) return;
-  std::vector<detail::nb_entry> bs(k), bo(k);
+  struct lists {
+    std::vector<detail::nb_entry> bs, bo;
+  };
+  per_thread<lists> work(num_threads);
   for_each_distance_block(
       X, X, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        lists& w = work.local();
+        w.bs.resize(k);
+        w.bo.resize(k);
         for (arma::uword q = q0; q < q1; ++q)
-          detail::select_both(D2.colptr(q - q0), q, y, k, bs, bo, same, other);
+          detail::select_both(D2.colptr(q - q0), q, y, k, w.bs, w.bo, same, other);
       },
-      interrupt, s);
+      interrupt, s, num_threads);
 }
 
 // The same lists by feature-space distance from a Gram matrix K:
@@ -195,11 +202,13 @@ inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
   }
 }
 
-// The p x p matrix X' (D - W) X, given Xt = X' (p x n, one point per
-// COLUMN).  Because (D - W) 1 = 0, X may be centred first, which
-// removes the cancellation an uncentred X would cause; (D - W) Xc is
-// accumulated edge by edge (contiguous columns), then one matrix product.
-inline arma::mat dne_scatter_t(const arma::mat& Xt, const dne_graph& g,
+namespace detail {
+// X' (D - W) X from Xt = X' (p x n): the points are the COLUMNS of Xt, so
+// that each edge's update below reads and writes contiguous memory.  Because
+// (D - W) 1 = 0, X may be centred first, which removes the cancellation an
+// uncentred X would cause; (D - W) Xc is accumulated edge by edge, then one
+// matrix product.
+inline arma::mat scatter_of_columns(const arma::mat& Xt, const dne_graph& g,
                                const interrupt_fn& interrupt = no_interrupt) {
   if (Xt.n_cols != g.n) throw error("dne scatter: data and graph sizes differ");
   const arma::uword p = Xt.n_rows, m = g.weight.n_elem;
@@ -225,6 +234,14 @@ inline arma::mat dne_scatter_t(const arma::mat& Xt, const dne_graph& g,
   S = 0.5 * (S + S.t());
   return S;
 }
+}  // namespace detail
+
+// The p x p matrix X' (D - W) X for the points in the rows of X (n x p),
+// the core's convention.
+inline arma::mat dne_scatter(const arma::mat& X, const dne_graph& g,
+                             const interrupt_fn& interrupt = no_interrupt) {
+  return detail::scatter_of_columns(X.t(), g, interrupt);
+}
 
 struct dne_result {
   arma::mat A;        // d x D, orthonormal rows
@@ -244,14 +261,6 @@ inline arma::uword count_negative(const arma::vec& ev) {
   arma::uword c = 0;
   for (arma::uword i = 0; i < ev.n_elem; ++i) c += ev[i] < -tol ? 1 : 0;
   return c;
-}
-
-// Deterministic signs: the entry of largest magnitude of each column > 0.
-inline void fix_signs(arma::mat& V) {
-  for (arma::uword c = 0; c < V.n_cols; ++c) {
-    const arma::uword r = arma::abs(V.col(c)).index_max();
-    if (V(r, c) < 0.0) V.col(c) *= -1.0;
-  }
 }
 
 // Eigen-solve of a symmetric matrix and the DNE/KDNE dimension rule: the
@@ -285,7 +294,7 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
   if (dim > p) throw error("dne: dim exceeds the number of features");
   if (!(lambda >= 0.0)) throw error("dne: lambda must be non-negative");
   dne_result r;
-  r.S = dne_scatter_t(X.t(), g, interrupt);
+  r.S = dne_scatter(X, g, interrupt);
   arma::mat Sr = r.S;
   if (lambda > 0.0) Sr.diag() += lambda;
   const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", r.eigval,
@@ -312,8 +321,9 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   if (g.n != n) throw error("kdne: Gram matrix and graph sizes differ");
   if (dim > n) throw error("kdne: dim exceeds the number of training points");
   if (!(eps >= 0.0)) throw error("kdne: eps must be non-negative");
-  // K (D - W) K = K' (D - W) K: the scatter of the columns of K.
-  const arma::mat M = dne_scatter_t(K, g, interrupt);
+  // K (D - W) K = K' (D - W) K, the scatter of the rows of K; K is
+  // symmetric, so its columns are its rows and no transposed copy is needed.
+  const arma::mat M = detail::scatter_of_columns(K, g, interrupt);
   check_interrupt(interrupt);
   arma::mat B = 0.5 * (K + K.t());
   B.diag() += eps;

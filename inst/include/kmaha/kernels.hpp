@@ -1,6 +1,7 @@
 // kmaha core: kernel functions and Gram matrices.
 //
-// Every Gram matrix is built from one matrix product (either the inner
+// The blocked, multi-threaded Gram matrices of kernel combinations are in
+// gram.hpp.  Every Gram matrix is built from one matrix product (either the inner
 // products X Y' or the squared distances derived from them), never from a
 // loop over pairs.
 #ifndef KMAHA_KERNELS_HPP
@@ -62,29 +63,6 @@ inline arma::mat gram(const kernel_spec& k, const arma::mat& X,
     return apply_kernel(k, Y ? sq_dist(X, *Y) : sq_dist(X), D);
   }
   return apply_kernel(k, Y ? arma::mat(X * Y->t()) : arma::mat(X * X.t()), D);
-}
-
-// Non-negative combination sum_i w_i k_i.  The squared distances and inner
-// products are computed once and shared by all base kernels, which makes the
-// 21-kernel sums of the paper cost little more than one kernel.
-inline arma::mat gram_sum(const std::vector<kernel_spec>& ks,
-                          const arma::vec& w, const arma::mat& X,
-                          const arma::mat* Y = nullptr,
-                          const interrupt_fn& interrupt = no_interrupt) {
-  if (ks.size() != w.n_elem) throw error("gram_sum: weights length mismatch");
-  const double D = static_cast<double>(X.n_cols);
-  bool need_d = false, need_ip = false;
-  for (const auto& k : ks) (uses_distance(k) ? need_d : need_ip) = true;
-  arma::mat d2, ip;
-  if (need_ip) ip = Y ? arma::mat(X * Y->t()) : arma::mat(X * X.t());
-  if (need_d) d2 = Y ? sq_dist(X, *Y) : sq_dist(X);
-  arma::mat K(X.n_rows, Y ? Y->n_rows : X.n_rows, arma::fill::zeros);
-  for (std::size_t i = 0; i < ks.size(); ++i) {
-    if (w[i] == 0.0) continue;
-    K += w[i] * apply_kernel(ks[i], uses_distance(ks[i]) ? d2 : ip, D);
-    check_interrupt(interrupt);
-  }
-  return K;
 }
 
 }  // namespace kmaha

@@ -51,8 +51,9 @@ inline knn_result knn_classify(const arma::mat& X, const arma::uvec& y,
                                arma::uword p, const arma::mat& Q, arma::uword k,
                                bool self = false,
                                const interrupt_fn& interrupt = no_interrupt,
-                               isa s = best_isa()) {
-  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, interrupt, s);
+                               isa s = best_isa(), int num_threads = 1) {
+  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, interrupt, s,
+                                    num_threads);
   return knn_vote(idx, y, p);
 }
 

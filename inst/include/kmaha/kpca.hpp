@@ -43,6 +43,8 @@
 #include <Eigen/Eigenvalues>
 #include <Spectra/SymEigsSolver.h>
 #include "common.hpp"
+#include "gram.hpp"
+#include "parallel.hpp"
 
 // LAPACK's dstevr: eigenpairs of a symmetric tridiagonal matrix by the MRRR
 // algorithm (Fortran; the hidden string-length arguments come last).
@@ -91,14 +93,6 @@ struct kpca_result {
 };
 
 namespace detail {
-
-// Flip each column so that its entry of largest magnitude is positive.
-inline void fix_signs(arma::mat& V) {
-  for (arma::uword j = 0; j < V.n_cols; ++j) {
-    const arma::uword i = arma::index_max(arma::abs(V.col(j)));
-    if (V(i, j) < 0) V.col(j) *= -1.0;
-  }
-}
 
 // Largest |K(i,j)|; used to detect an all-zero kernel matrix and to scale
 // the threshold below which the centred matrix is treated as zero.
@@ -305,32 +299,18 @@ inline bool kpca_truncated(const arma::mat& K, double tol, arma::uword rank,
 
 }  // namespace detail
 
-// Fit KPCA from a symmetric Gram matrix K (n x n).
-//  tol:  components with eigenvalue <= tol * (largest eigenvalue) are dropped;
-//  rank: 0 = keep every component above the tolerance; otherwise keep at most
-//        the top `rank` (fewer if fewer are above the tolerance);
-//  method: full, truncated (needs rank > 0) or automatic (see
-//        kpca_use_truncated()).
-// Throws kmaha::error for a zero kernel matrix or a zero centred matrix.
-inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
-                            double tol = 1e-8,
-                            kpca_method method = kpca_method::automatic,
-                            const interrupt_fn& interrupt = no_interrupt) {
-  detail::check_gram(K);
-  if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
-  const arma::uword n = K.n_rows;
-  if (rank > n) throw error("kpca: rank exceeds the number of points");
-  const double kmax = detail::max_abs(K);
-  if (kmax == 0.0) detail::zero_gram_error();
+namespace detail {
 
-  kpca_result r;
-  r.col_means = arma::mean(K, 0).t();
-  r.grand_mean = arma::mean(r.col_means);
-  r.trace = arma::sum(K.diag()) - static_cast<double>(n) * r.grand_mean;
+// The eigen-solve shared by kpca_fit() and the Nystrom method: fills r's
+// components from the matrix K centred with r.col_means and r.grand_mean
+// (zero statistics: K itself), by the solver that `method` and `rank` select.
+inline void kpca_solve(const arma::mat& K, arma::uword rank, double tol,
+                       kpca_method method, double kmax, kpca_result& r,
+                       const interrupt_fn& interrupt) {
+  const arma::uword n = K.n_rows;
   // Eigenvalues of Kc below this are rounding noise of a zero matrix.
   const double zero_cut =
       64.0 * std::numeric_limits<double>::epsilon() * kmax * static_cast<double>(n);
-
   bool truncated = method == kpca_method::truncated ||
                    (method == kpca_method::automatic && kpca_use_truncated(n, rank));
   if (method == kpca_method::truncated && rank == 0)
@@ -338,12 +318,41 @@ inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
   // Lanczos needs rank < n - 1 (and room for its Krylov basis); the full
   // solver is exact and cheap in the remaining cases.
   if (truncated && (n < 3 || rank + 1 >= n)) truncated = false;
-
   if (truncated) {
-    if (detail::kpca_truncated(K, tol, rank, zero_cut, r, interrupt)) return r;
+    if (kpca_truncated(K, tol, rank, zero_cut, r, interrupt)) return;
     r.fallback = true;
   }
-  detail::kpca_full(K, tol, rank, zero_cut, r, interrupt);
+  kpca_full(K, tol, rank, zero_cut, r, interrupt);
+}
+
+}  // namespace detail
+
+// Fit KPCA from a symmetric Gram matrix K (n x n).
+//  tol:  components with eigenvalue <= tol * (largest eigenvalue) are dropped;
+//  rank: 0 = keep every component above the tolerance; otherwise keep at most
+//        the top `rank` (fewer if fewer are above the tolerance);
+//  method: full, truncated (needs rank > 0) or automatic (see
+//        kpca_use_truncated());
+//  num_threads: threads of Eigen's parallel products.
+// Throws kmaha::error for a zero kernel matrix or a zero centred matrix.
+inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
+                            double tol = 1e-8,
+                            kpca_method method = kpca_method::automatic,
+                            const interrupt_fn& interrupt = no_interrupt,
+                            int num_threads = 1) {
+  detail::check_gram(K);
+  if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
+  const arma::uword n = K.n_rows;
+  if (rank > n) throw error("kpca: rank exceeds the number of points");
+  const double kmax = detail::max_abs(K);
+  if (kmax == 0.0) detail::zero_gram_error();
+  const thread_scope threads(num_threads);
+
+  kpca_result r;
+  r.col_means = arma::mean(K, 0).t();
+  r.grand_mean = arma::mean(r.col_means);
+  r.trace = arma::sum(K.diag()) - static_cast<double>(n) * r.grand_mean;
+  detail::kpca_solve(K, rank, tol, method, kmax, r, interrupt);
   return r;
 }
 
@@ -370,6 +379,36 @@ inline arma::mat kpca_project(const arma::mat& Kx, const arma::mat& projection,
   const arma::vec rm = arma::mean(Kx, 1);
   Z.each_row() += grand_mean * sP - mP;
   Z -= rm * sP;
+  return Z;
+}
+
+// Coordinates of the rows of newdata (m x D) under the KPCA of the training
+// rows X (n x D) with kernel sum_i w_i k_i: kernel rows are built and
+// projected in blocks of new rows on num_threads threads, so memory is
+// O(block * n) per thread, never m x n.
+inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
+                                     const arma::vec& w,
+                                     const arma::mat& newdata,
+                                     const arma::mat& X,
+                                     const arma::mat& projection,
+                                     const arma::vec& col_means,
+                                     double grand_mean,
+                                     const interrupt_fn& interrupt = no_interrupt,
+                                     int num_threads = 1) {
+  if (newdata.n_cols != X.n_cols)
+    throw error("kpca_project: new points and training points differ in columns");
+  const arma::uword n = X.n_rows;
+  arma::mat Z(newdata.n_rows, projection.n_cols);
+  const arma::vec xx = arma::sum(arma::square(X), 1);
+  const double target = 1048576.0 / static_cast<double>(std::max<arma::uword>(n, 1));
+  const row_blocks blocks(newdata.n_rows, static_cast<arma::uword>(
+                                              std::max(8.0, std::min(256.0, target))));
+  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+    const arma::uword s = blocks.start(b), e = blocks.end(b);
+    arma::mat Kx;
+    gram_rows(ks, w, newdata, s, e, X, xx, Kx);
+    Z.rows(s, e - 1) = kpca_project(Kx, projection, col_means, grand_mean);
+  }, interrupt);
   return Z;
 }
 

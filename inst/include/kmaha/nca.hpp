@@ -44,6 +44,7 @@
 #include <numeric>
 #include <vector>
 #include "common.hpp"
+#include "distances.hpp"
 #include "gemm.hpp"
 #ifdef _OPENMP
 #include <omp.h>
@@ -68,10 +69,6 @@ inline int thread_id() {
 // with GCC/clang vector extensions (4 doubles) and compiled, like the GEMM
 // micro-kernel (gemm.hpp), for the baseline and for AVX2+FMA.
 
-// The vector helpers are always inlined, so passing vectors by value never
-// crosses an ABI boundary (GCC may still print a -Wpsabi note about AVX
-// argument passing; it is harmless here).
-
 #if defined(__GNUC__) && ((!defined(__clang__) && __GNUC__ >= 9) || \
                           (defined(__clang__) && __clang_major__ >= 9))
 #define KMAHA_NCA_VECTOR 1
@@ -82,11 +79,12 @@ typedef long long v2l __attribute__((vector_size(16)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
 
+// Vectors are passed by reference only: by value they would cross a
+// function boundary in a baseline function (an ABI difference clang and GCC
+// warn about), even though every helper here is inlined.
 template <class V>
-KMAHA_ALWAYS_INLINE V vsplat(double x) {
-  V v;
+KMAHA_ALWAYS_INLINE void vsplat(V& v, double x) {
   for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) v[k] = x;
-  return v;
 }
 
 // exp(x) for x <= 0: 2^k e^r with k = round(x / ln 2), |r| <= ln(2) / 2 and a
@@ -94,7 +92,9 @@ KMAHA_ALWAYS_INLINE V vsplat(double x) {
 // below -708 (where the result is below the smallest normal double) give 0.
 template <class V, class VL>
 KMAHA_ALWAYS_INLINE void exp_nonpos(V& x) {
-  const V lo = vsplat<V>(-708.0);
+  V lo, zero;
+  vsplat(lo, -708.0);
+  vsplat(zero, 0.0);
   const VL under = x < lo;
   x = under ? lo : x;
   // Adding 1.5 * 2^52 rounds x / ln 2 to the integer k, which then sits in
@@ -124,7 +124,7 @@ KMAHA_ALWAYS_INLINE void exp_nonpos(V& x) {
   V scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));
   const V res = p * scale;
-  x = under ? vsplat<V>(0.0) : res;
+  x = under ? zero : res;
 }
 
 template <class V>
@@ -150,12 +150,15 @@ inline double exp_nonpos_scalar(double x) {
 // Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
 // is overwritten with p_ij, or with the gradient weights W_ij when grad is
 // true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
-// are the vector types (W doubles) of the instruction set.
+// are the vector types (W doubles) of the instruction set.  The inner
+// products may be those of Z / c (c a power of two, see evaluate()): the
+// distances are then multiplied by c^2 (as (d c) c, which keeps 0 at 0
+// even when c^2 overflows) before exponentiating.
 template <class V, class VL>
 KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
                                             std::size_t n, std::size_t i,
                                             std::size_t cs, std::size_t ce,
-                                            bool grad) {
+                                            bool grad, double c) {
   const double nzi = nz[i];
   const double inf = std::numeric_limits<double>::infinity();
   std::size_t j = 0;
@@ -164,8 +167,9 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
   // Sweep 1: distances (clamped at 0) and their minimum.
   constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
-    const V zero = vsplat<V>(0.0);
-    V vm = vsplat<V>(inf);
+    V zero, vm;
+    vsplat(zero, 0.0);
+    vsplat(vm, inf);
     for (; j + W <= n; j += W) {
       V a, c;
       vload(a, nz + j);
@@ -197,11 +201,13 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
   j = 0;
 #ifdef KMAHA_NCA_VECTOR
   {
-    V vs = vsplat<V>(0.0);
+    V vs;
+    vsplat(vs, 0.0);
     for (; j + W <= n; j += W) {
       V e;
       vload(e, t + j);
       e = m - e;
+      if (c != 1.0) e = (e * c) * c;
       exp_nonpos<V, VL>(e);
       vstore(t + j, e);
       vs += e;
@@ -210,7 +216,7 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
   }
 #endif
   for (; j < n; ++j) {
-    const double e = exp_nonpos_scalar(m - t[j]);
+    const double e = exp_nonpos_scalar(c != 1.0 ? ((m - t[j]) * c) * c : m - t[j]);
     t[j] = e;
     s += e;
   }
@@ -231,29 +237,44 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
 
 inline double softmax_row_baseline(double* t, const double* nz, std::size_t n,
                                    std::size_t i, std::size_t cs,
-                                   std::size_t ce, bool grad) {
-  return softmax_row_body<v2d, v2l>(t, nz, n, i, cs, ce, grad);
+                                   std::size_t ce, bool grad, double c) {
+  return softmax_row_body<v2d, v2l>(t, nz, n, i, cs, ce, grad, c);
 }
 
 #ifdef KMAHA_GEMM_AVX2
 KMAHA_TARGET_AVX2
 inline double softmax_row_avx2(double* t, const double* nz, std::size_t n,
                                std::size_t i, std::size_t cs, std::size_t ce,
-                               bool grad) {
-  return softmax_row_body<v4d, v4l>(t, nz, n, i, cs, ce, grad);
+                               bool grad, double c) {
+  return softmax_row_body<v4d, v4l>(t, nz, n, i, cs, ce, grad, c);
 }
 #endif
 
 // Row i of the block with the kernel compiled for instruction set s.
 inline double softmax_row(isa s, double* t, const double* nz, std::size_t n,
                           std::size_t i, std::size_t cs, std::size_t ce,
-                          bool grad) {
+                          bool grad, double c) {
 #ifdef KMAHA_GEMM_AVX2
-  if (s == isa::avx2) return softmax_row_avx2(t, nz, n, i, cs, ce, grad);
+  if (s == isa::avx2) return softmax_row_avx2(t, nz, n, i, cs, ce, grad, c);
 #else
   (void)s;
 #endif
-  return softmax_row_baseline(t, nz, n, i, cs, ce, grad);
+  return softmax_row_baseline(t, nz, n, i, cs, ce, grad, c);
+}
+
+// Divides Z by the power of two c nearest above max |Z| when the squared
+// norms of its rows could overflow (or underflow), and returns c (1 when Z
+// is left alone).  Returns infinity when Z has non-finite entries.
+inline double rescale_rows(arma::mat& Z) {
+  const double zmax = Z.n_elem ? arma::abs(Z).max() : 0.0;
+  if (!std::isfinite(zmax)) return std::numeric_limits<double>::infinity();
+  if (!(zmax > 0.0) || (zmax <= std::ldexp(1.0, 480) && zmax >= std::ldexp(1.0, -480)))
+    return 1.0;
+  int e = 0;
+  std::frexp(zmax, &e);
+  e = std::min(e, 1023);  // c itself must be finite
+  Z *= std::ldexp(1.0, -e);
+  return std::ldexp(1.0, e);
 }
 
 }  // namespace nca_detail
@@ -320,8 +341,58 @@ class nca_objective {
   arma::uword n_features() const { return Xs_.n_cols; }
   int threads() const { return nt_; }
   void set_min_parallel_flops(double flops) { min_parallel_flops = flops; }
-  // Name of the instruction set the kernels run in.
+  // The regulariser reg(A), without lambda: ||A||_F^2 or trace(A R A').
+  double reg_value(const arma::mat& A) const {
+    if (reg_ == nullptr) return arma::accu(arma::square(A));
+    return arma::accu((A * (*reg_)) % A);
+  }
+
+  // The instruction set the kernels run in, and its name.
+  isa kernels_isa() const { return isa_; }
   const char* isa_name() const { return kmaha::isa_name(isa_); }
+
+  // A power of two s such that the points mapped by s A0 have a median
+  // squared distance to their nearest neighbour of about 1 (positive
+  // distances only; the upper median of an even count).  From a start where every neighbour probability is 0
+  // or 1 (distances huge) or all are equal (distances tiny), the objective
+  // is flat and L-BFGS cannot move; s A0 is the same start on the scale of
+  // the data.  Returns 1 when the mapped points all coincide.
+  double start_scale(const arma::mat& A0) const {
+    const arma::uword n = Xs_.n_rows, d = A0.n_rows;
+    if (A0.n_cols != Xs_.n_cols || d == 0) throw error("nca: bad start map");
+    arma::mat Z(n, d);
+    gemm_buffers buf;
+    gemm(isa_, static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(d),
+         static_cast<std::ptrdiff_t>(Xs_.n_cols),
+         cview::col_major(Xs_.memptr(), static_cast<std::ptrdiff_t>(n)),
+         cview::transposed(A0.memptr(), static_cast<std::ptrdiff_t>(d)),
+         Z.memptr(), 1, static_cast<std::ptrdiff_t>(n), false, buf);
+    const double c = nca_detail::rescale_rows(Z);
+    if (!std::isfinite(c)) return 1.0;
+    // Distances formed from inner products leave duplicated points a
+    // rounding-level distance instead of 0: below this they count as 0.
+    const double tiny = 64.0 * std::numeric_limits<double>::epsilon() *
+                        arma::max(arma::sum(arma::square(Z), 1));
+    std::vector<double> nn;
+    nn.reserve(n);
+    for_each_distance_block(
+        Z, Z, 256,
+        [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+          for (arma::uword q = q0; q < q1; ++q) {
+            double best = std::numeric_limits<double>::infinity();
+            const double* col = D2.colptr(q - q0);
+            for (arma::uword j = 0; j < n; ++j)
+              if (j != q && col[j] < best) best = col[j];
+            if (best > tiny && std::isfinite(best)) nn.push_back(best);
+          }
+        },
+        interrupt_, isa_);
+    if (nn.empty()) return 1.0;
+    std::nth_element(nn.begin(), nn.begin() + nn.size() / 2, nn.end());
+    const double med = nn[nn.size() / 2];  // of the distances of Z / c
+    const double log2s = -std::log2(c) - 0.5 * std::log2(med);
+    return std::ldexp(1.0, static_cast<int>(std::lround(log2s)));
+  }
 
   // Objective at A (d x D); the gradient is written to *grad when non-null.
   double evaluate(const arma::mat& A, arma::mat* grad = nullptr) const {
@@ -352,6 +423,15 @@ class nca_objective {
     w.Z.set_size(n, d);
     gemm(isa_, N, dd, Dd, cview::col_major(Xs_.memptr(), N),
          cview::transposed(A.memptr(), dd), w.Z.memptr(), 1, N, false, w.buf);
+    // For finite inputs the objective stays finite: when the entries of Z
+    // are huge (or tiny) the distances are computed on Z / c, c a power of
+    // two, and scaled back inside the softmax (softmax_row_body()).  Only
+    // when X A' itself overflows is the objective +infinity.
+    const double c = nca_detail::rescale_rows(w.Z);
+    if (!std::isfinite(c)) {
+      if (want_grad) grad->zeros(d, D);
+      return std::numeric_limits<double>::infinity();
+    }
     w.Zt = w.Z.t();
     w.nz = arma::sum(arma::square(w.Z), 1);
     const double* Z = w.Z.memptr();
@@ -399,7 +479,7 @@ class nca_objective {
             for (std::ptrdiff_t r = 0; r < len; ++r) {
               const std::size_t i = static_cast<std::size_t>(i0 + r);
               fsum += nca_detail::softmax_row(isa_, T + r * N, nz, n, i,
-                                              start_[i], end_[i], want_grad);
+                                              start_[i], end_[i], want_grad, c);
             }
             ts.f -= fsum;
             if (!want_grad) return;
@@ -445,12 +525,14 @@ class nca_objective {
       w.WZ += ts.acc;
       colsum += ts.col;
     }
-    // L Z = colsum .* Z - (W Z + W' Z), then the gradient 2 (L Z)' X.
+    // L Z = colsum .* Z - (W Z + W' Z), then the gradient 2 (L Z)' X (Z
+    // here is Z / c).
     w.WZ = w.Z.each_col() % colsum - w.WZ;
     grad->set_size(d, D);
     gemm(isa_, dd, Dd, N, cview::transposed(w.WZ.memptr(), N),
          cview::col_major(Xs_.memptr(), N), grad->memptr(), 1, dd, false, w.buf);
     *grad *= 2.0;
+    if (c != 1.0) *grad *= c;
     if (lambda_ > 0.0) {
       if (reg_ == nullptr) {
         *grad += (2.0 * lambda_) * A;

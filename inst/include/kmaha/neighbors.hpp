@@ -34,27 +34,36 @@ inline void k_smallest(const double* d, arma::uword n, arma::uword k,
   std::partial_sort(scratch.begin(), scratch.begin() + m, scratch.end(), less);
   for (arma::uword t = 0; t < k; ++t) out[t] = t < m ? scratch[t] : no_neighbor;
 }
+// Per-thread scratch of the searches.
+struct search_scratch {
+  std::vector<arma::uword> cand, row;
+};
 }  // namespace detail
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
 // If `self` is true, Q is X itself and each point is excluded from its own
 // neighbour list.  Returns an m x k matrix of 0-based indices, and optionally
-// the matching squared distances.
+// the matching squared distances.  Blocks of queries run on num_threads
+// threads; each query is handled by one thread, so the result does not
+// depend on the thread count.
 inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
                              arma::uword k, bool self,
                              arma::mat* dist_out = nullptr,
                              arma::uword block = 512,
                              const interrupt_fn& interrupt = no_interrupt,
-                             isa s = best_isa()) {
+                             isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
   arma::umat idx(m, k);
   if (dist_out) dist_out->set_size(m, k);
-  std::vector<arma::uword> scratch;
-  std::vector<arma::uword> row(k);
+  per_thread<detail::search_scratch> work(num_threads);
   for_each_distance_block(
       X, self ? X : Q, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        detail::search_scratch& w = work.local();
+        std::vector<arma::uword>& scratch = w.cand;
+        std::vector<arma::uword>& row = w.row;
+        row.resize(k);
         for (arma::uword qi = q0; qi < q1; ++qi) {
           const double* d = D2.colptr(qi - q0);
           detail::k_smallest(d, n, k,
@@ -66,7 +75,7 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
           }
         }
       },
-      interrupt, s);
+      interrupt, s, num_threads);
   return idx;
 }
 
@@ -77,15 +86,18 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
                                   arma::uword k, bool same,
                                   arma::uword block = 512,
                                   const interrupt_fn& interrupt = no_interrupt,
-                                  isa s = best_isa()) {
+                                  isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
   arma::umat idx(n, k);
-  std::vector<arma::uword> scratch;
-  std::vector<arma::uword> row(k);
+  per_thread<detail::search_scratch> work(num_threads);
   for_each_distance_block(
       X, X, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        detail::search_scratch& w = work.local();
+        std::vector<arma::uword>& scratch = w.cand;
+        std::vector<arma::uword>& row = w.row;
+        row.resize(k);
         for (arma::uword qi = q0; qi < q1; ++qi) {
           const arma::uword cq = y[qi];
           detail::k_smallest(D2.colptr(qi - q0), n, k,
@@ -96,7 +108,7 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
           for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
         }
       },
-      interrupt, s);
+      interrupt, s, num_threads);
   return idx;
 }
 

@@ -1,0 +1,69 @@
+#' Number of threads used by kmaha
+#'
+#' One setting governs every multi-threaded loop of the package's C++ core:
+#' Gram and kernel matrices, kernel PCA (exact and Nystrom) and its
+#' projections, nearest-neighbour searches (kNN classification, target
+#' neighbours, DNE's graph), kernel alignment, NCA and LMNN. Where a function
+#' has a `num_threads` argument ([nca()], [knca()]), the argument wins;
+#' otherwise the count comes from, in this order,
+#' 1. the option `kmaha.num_threads` (e.g. `options(kmaha.num_threads = 4)`,
+#'    or `kmaha_threads(4)`, which sets it),
+#' 2. the environment variable `KMAHA_NUM_THREADS`,
+#' 3. the default: 2, or 1 on a machine with a single core
+#'    ([future::availableCores()]). kmaha never uses more than 2 threads
+#'    unless told to.
+#'
+#' Results do not depend on the number of threads, except for rounding in
+#' NCA's and LMNN's sums. Under a [future::plan()] with several workers,
+#' [cv_kernel()] (and so [kmaha()] with `kernel = "cv"`) runs each fit on one
+#' thread, since the workers already occupy the cores.
+#'
+#' @param n `NULL` to query the setting, or a whole number >= 1 to set the
+#'   option `kmaha.num_threads` for the rest of the session.
+#' @return `kmaha_threads()` returns the number of threads a call without an
+#'   explicit `num_threads` would use; `kmaha_threads(n)` returns the previous
+#'   value, invisibly.
+#' @examples
+#' kmaha_threads()
+#' old <- kmaha_threads(1)
+#' kmaha_threads()
+#' kmaha_threads(old)
+#' @export
+kmaha_threads <- function(n = NULL) {
+  if (is.null(n)) {
+    opt <- getOption("kmaha.num_threads")
+    if (!is.null(opt)) {
+      if (!is_count(opt)) {
+        stopf("Option `kmaha.num_threads` must be a single whole number >= 1, not %s; reset it with options(kmaha.num_threads = NULL).",
+              deparse1(opt))
+      }
+      return(as.integer(opt))
+    }
+    env <- Sys.getenv("KMAHA_NUM_THREADS", "")
+    if (nzchar(env)) {
+      v <- suppressWarnings(as.numeric(env))
+      if (!is_count(v)) {
+        stopf("Environment variable KMAHA_NUM_THREADS must be a whole number >= 1, not \"%s\".",
+              env)
+      }
+      return(as.integer(v))
+    }
+    return(min(2L, as.integer(future::availableCores())))
+  }
+  n <- check_count(n, "n")
+  old <- kmaha_threads()
+  options(kmaha.num_threads = n)
+  invisible(old)
+}
+
+# The thread count of one call: the function's `num_threads` argument when
+# given (validated), else the package setting.
+resolve_threads <- function(num_threads = NULL, arg = "num_threads") {
+  if (is.null(num_threads)) return(kmaha_threads())
+  check_count(num_threads, arg)
+}
+
+is_count <- function(v) {
+  is.numeric(v) && length(v) == 1L && !is.na(v) && is.finite(v) &&
+    v == round(v) && v >= 1
+}

@@ -1,0 +1,124 @@
+// kmaha core: mini-batch NCA for large n.
+//
+// Full-batch NCA costs O(n^2 d) per evaluation and L-BFGS needs tens of
+// evaluations: about a minute at n = 16 000 on two cores.  The mini-batch
+// variant estimates the gradient of the objective of nca.hpp,
+//     f(A) = - sum_i p_i(A) + lambda ||A||_F^2,
+// on a batch B of b rows at a time: the NCA objective of the batch alone
+// (softmax over the batch's points, evaluated by the same nca_function as
+// the full objective, nca.hpp) scaled by n / b, plus the exact gradient of the
+// penalty.  Steps follow Adam (Kingma and Ba, 2015) with a step size that is
+// constant for the first half of the steps and then decays linearly to 2% of
+// it; the step size is relative to the root-mean-square row norm of the
+// starting map, so it does not depend on the units of the inputs.  Cost:
+// O(steps * b^2 d), independent of n, and O(b^2) memory per thread.
+//
+// Within a batch the neighbourhoods are those of b points, not n: the map is
+// learned for sparser neighbourhoods than the full data's.  A k-NN rule only
+// uses the direction of the map (its scale does not change the neighbours),
+// and bench/scale.R measures the test accuracy against full-batch NCA.
+//
+// The batches (row indices) are drawn by the caller, so its random number
+// generator decides and the fit does not depend on the thread count except
+// through rounding in the objective's sums.
+#ifndef KMAHA_NCA_MINIBATCH_HPP
+#define KMAHA_NCA_MINIBATCH_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include "common.hpp"
+#include "nca.hpp"
+
+namespace kmaha {
+
+struct nca_minibatch_options {
+  double lambda = 0.0;          // weight of ||A||_F^2
+  double learning_rate = 0.02;  // relative to the rms row norm of A0
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+struct nca_minibatch_result {
+  arma::mat A;           // d x D map after the last step
+  arma::vec trace;       // per step: batch objective scaled to n points
+  double objective = 0;  // mean of trace over the last min(50, steps) steps
+  std::string isa;       // instruction set of the objective's compiled copy
+};
+
+// Builds the NCA objective (without penalty) of a batch of rows.
+using nca_batch_factory =
+    std::function<std::unique_ptr<nca_objective>(const arma::mat&, const arma::uvec&)>;
+
+// X: n x D rows, y: 0-based labels, A0: d x D start, batches: b x steps
+// 0-based row indices (one column per step).
+inline nca_minibatch_result nca_minibatch(const arma::mat& X,
+                                          const arma::uvec& y,
+                                          const arma::mat& A0,
+                                          const arma::umat& batches,
+                                          const nca_minibatch_options& o,
+                                          const nca_batch_factory& make,
+                                          const interrupt_fn& interrupt = no_interrupt) {
+  const arma::uword n = X.n_rows, b = batches.n_rows, steps = batches.n_cols;
+  if (y.n_elem != n) throw error("nca: labels and rows differ in length");
+  if (A0.n_cols != X.n_cols) throw error("nca: the map must have one column per feature");
+  if (b < 2) throw error("nca: a batch needs at least two rows");
+  if (steps == 0) throw error("nca: at least one step is needed");
+  if (batches.max() >= n) throw error("nca: batch index out of range");
+  if (!(o.lambda >= 0.0) || !(o.learning_rate > 0.0))
+    throw error("nca: lambda must be >= 0 and the learning rate > 0");
+  const double rms_row = arma::norm(A0, "fro") / std::sqrt(static_cast<double>(A0.n_rows));
+  if (!(rms_row > 0.0)) throw error("nca: the starting map must not be zero");
+  const double lr0 = o.learning_rate * rms_row;
+  const double scale = static_cast<double>(n) / static_cast<double>(b);
+
+  nca_minibatch_result r;
+  r.A = A0;
+  r.trace.set_size(steps);
+  arma::mat m1(arma::size(A0), arma::fill::zeros), m2(arma::size(A0), arma::fill::zeros);
+  arma::mat g, Xb;
+  arma::uvec yb;
+  double b1t = 1.0, b2t = 1.0;
+  for (arma::uword t = 0; t < steps; ++t) {
+    const arma::uvec rows = batches.col(t);
+    Xb = X.rows(rows);
+    yb = y.elem(rows);
+    const std::unique_ptr<nca_objective> f = make(Xb, yb);
+    if (t == 0) r.isa = f->isa_name();
+    const double fb = f->evaluate(r.A, &g);
+    g *= scale;
+    double pen = 0.0;
+    if (o.lambda > 0.0) {
+      g += (2.0 * o.lambda) * r.A;
+      pen = o.lambda * arma::accu(arma::square(r.A));
+    }
+    r.trace[t] = scale * fb + pen;
+    b1t *= o.beta1;
+    b2t *= o.beta2;
+    const double frac = static_cast<double>(t + 1) / static_cast<double>(steps);
+    const double lr = lr0 * (frac <= 0.5 ? 1.0 : std::max(0.02, 2.0 * (1.0 - frac)));
+    // The Adam step as a plain loop: Armadillo's elementwise sqrt would open
+    // an OpenMP team for these few thousand entries at every step, which
+    // cost more than the batch's objective on a busy machine.
+    const double c1 = 1.0 / (1.0 - b1t), c2 = 1.0 / (1.0 - b2t);
+    double* a = r.A.memptr();
+    double* p1 = m1.memptr();
+    double* p2 = m2.memptr();
+    const double* pg = g.memptr();
+    for (arma::uword k = 0; k < r.A.n_elem; ++k) {
+      p1[k] = o.beta1 * p1[k] + (1.0 - o.beta1) * pg[k];
+      p2[k] = o.beta2 * p2[k] + (1.0 - o.beta2) * pg[k] * pg[k];
+      a[k] -= lr * (p1[k] * c1) / (std::sqrt(p2[k] * c2) + o.eps);
+    }
+    if (!r.A.is_finite()) throw error("nca: the mini-batch steps diverged");
+    check_interrupt(interrupt);
+  }
+  const arma::uword last = std::min<arma::uword>(50, steps);
+  r.objective = arma::mean(r.trace.tail(last));
+  return r;
+}
+
+}  // namespace kmaha
+
+#endif  // KMAHA_NCA_MINIBATCH_HPP
