@@ -168,8 +168,8 @@ fold_map <- function(spec, z, y, input = NULL) {
       dim <- check_dim_nca(spec$dim, ncol(z), "x")
       start <- nca_init(spec$init, z, dim)
       opt <- spec$opt
-      opt$threads <- nca_threads(spec$num_threads)
-      nca_run("nca", z, y, start$A, NULL, opt)$map
+      opt$threads <- resolve_threads(spec$num_threads)
+      nca_run("nca", z, y, start, NULL, opt)$map
     },
     dne = {
       if (!is.null(spec$dim) && spec$dim > ncol(z)) {
