@@ -28,7 +28,10 @@
 #'   inputs;
 #' * `"cv"`: the best of `kernels` by stratified `cv_folds`-fold
 #'   cross-validation of the whole pipeline ([cv_kernel()]; parallel through
-#'   the user's [future::plan()], progress through \pkg{progressr});
+#'   the user's [future::plan()], progress through \pkg{progressr}); by
+#'   default with successive halving of the kernels after the first fold
+#'   (`cv_strategy = "fast"`), or every kernel on every fold
+#'   (`cv_strategy = "exhaustive"`);
 #' * `"align"` (alias `"aligned"`), `"align_lp"`: the combination of `kernels`
 #'   learned by kernel alignment, QP or LP ([align_kernels()]);
 #' * `"unweighted"`: the plain sum of `kernels`.
@@ -81,6 +84,8 @@
 #' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`; the
 #'   paper's 21 scaled RBF kernels by default.
 #' @param cv_folds Number of cross-validation folds for `kernel = "cv"`.
+#' @param cv_strategy `"fast"` or `"exhaustive"`: the `strategy` of
+#'   [cv_kernel()] for `kernel = "cv"`.
 #' @param scale Standardize the input columns by the training data (`TRUE`)
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
@@ -143,11 +148,13 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
                           scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
+                          cv_strategy = c("fast", "exhaustive"),
                           landmarks = NULL,
                           landmark_method = c("random", "kmeans++"), ...) {
   call <- match.call()
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
+  cv_strategy <- match.arg(cv_strategy)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
@@ -188,7 +195,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     cv = {
       cv <- cv_kernel(xs, y, learner, kernels, folds = cv_folds, k = k,
                       learner_args = learner_args, neighbors = neighbors,
-                      rank = rank, tol = tol, seed = seed, landmarks = landmarks,
+                      rank = rank, tol = tol, seed = seed,
+                      strategy = cv_strategy, landmarks = landmarks,
                       landmark_method = landmark_method)
       cv$learner <- lrn$label
       kern <- cv$kernel
@@ -252,7 +260,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     train_accuracy = loo_accuracy(emb, y, k),
     feature_names = feature_names, n_features = ncol(x),
     settings = list(learner_args = learner_args, neighbors = neighbors,
-                    cv_folds = cv_folds, scale = scale, rank = rank,
+                    cv_folds = cv_folds, cv_strategy = cv_strategy,
+                    scale = scale, rank = rank,
                     tol = tol, seed = seed,
                     landmarks = if (!is.null(kp$landmarks)) nrow(kp$landmarks),
                     landmark_method = landmark_method),
@@ -268,27 +277,6 @@ kmaha_landmarks <- function(landmarks, x, prep) {
     return(landmarks)
   }
   apply_scaling(check_landmark_points(landmarks, x), prep)
-}
-
-# A learner function must take the coordinates and the labels as its first
-# two arguments, and every name in `learner_args` (and `targets`, which
-# run_learner() may add, only when it declares it).  Checked before any
-# work, so a wrong signature is reported plainly, without the data.
-check_learner_signature <- function(lrn, learner_args) {
-  if (lrn$builtin) return(invisible(lrn))
-  nm <- names(formals(lrn$fun) %||% formals(args(lrn$fun)))
-  has_dots <- "..." %in% nm
-  shown <- if (length(nm)) paste(nm, collapse = ", ") else "none"
-  if (!has_dots && length(nm) < 2L) {
-    stopf("`learner` must be a function f(x, y, ...) taking the coordinates and the class labels as its first two arguments (plus the names in `learner_args`) and returning a d x D map; this one takes (%s).",
-          shown)
-  }
-  extra <- setdiff(names(learner_args), nm)
-  if (length(extra) && !has_dots) {
-    stopf("`learner_args` sets %s, but `learner` takes only (%s); add the argument(s) or `...` to the function, or remove them from `learner_args`.",
-          paste(sQuote(extra, FALSE), collapse = ", "), shown)
-  }
-  invisible(lrn)
 }
 
 resolve_kernel_choice <- function(kernel) {

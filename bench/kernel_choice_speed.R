@@ -16,6 +16,8 @@
 #   Rscript bench/kernel_choice_speed.R
 # KMAHA_BENCH_LEARNER (default nca), KMAHA_BENCH_REPS (default 3).
 suppressPackageStartupMessages(library(kmaha))
+bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(bench_dir, "common.R"))
 cat("BLAS:", extSoftVersion()["BLAS"], "\n")
 cat("cores:", parallel::detectCores(), "  load average:",
     tryCatch(readLines("/proc/loadavg"), error = function(e) "?"), "\n")
@@ -50,12 +52,6 @@ dat_file <- file.path(work, "data.rds")
 saveRDS(list(x = x, y = y), dat_file)
 rscript <- file.path(R.home("bin"), "Rscript")
 has_taskset <- nzchar(Sys.which("taskset"))
-one_core <- function(cmd, args, env = character()) {
-  env <- c(env, "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
-           "KMAHA_NUM_THREADS=1")
-  if (has_taskset) system2("taskset", c("-c", "0", cmd, args), stdout = TRUE, env = env)
-  else system2(cmd, args, stdout = TRUE, env = env)
-}
 
 # 1. The whole kmaha(kernel = "cv") fit on one core, in a child process.
 child <- file.path(work, "cv.R")
@@ -68,8 +64,8 @@ writeLines(c(
   "  f <<- kmaha(d$x, d$y, learner = a[2], kernel = 'cv', seed = 1))[['elapsed']], 0)",
   "cat(sprintf('%.4f %.4f %g %.4f\\n', t1, stats::median(tt), f$kernel$sigma,",
   "            max(f$kernel_choice$cv$curve$mean, na.rm = TRUE)))"), child)
-out <- one_core(rscript, c(shQuote(child), shQuote(dat_file), learner, max(1, reps - 1)))
-v <- as.numeric(strsplit(trimws(utils::tail(out, 1)), " ")[[1]])
+v <- line_numbers(run_one_core(rscript, c(shQuote(child), shQuote(dat_file), learner,
+                                          max(1, reps - 1))))
 cat(sprintf("one core (%s):\n", if (has_taskset) "taskset -c 0, 1 thread" else "1 thread"))
 cat(sprintf("  K%s, one fixed kernel:              %7.3f s\n", toupper(learner), v[1]))
 cat(sprintf("  K%s, 5-fold CV over 21 kernels:     %7.3f s  (%.1f single fits; target <= 2 s); chose sigma = %g (CV accuracy %.3f)\n",
@@ -77,31 +73,14 @@ cat(sprintf("  K%s, 5-fold CV over 21 kernels:     %7.3f s  (%.1f single fits; t
 
 # scikit-learn's pipeline on the same rows, same kernels, same fold count.
 python <- "/usr/bin/python3"
-have_sklearn <- learner == "nca" && file.exists(python) &&
-  identical(suppressWarnings(system2(python, c("-c", shQuote("import sklearn")),
-                                     stdout = FALSE, stderr = FALSE)), 0L)
+have_sklearn <- learner == "nca" && python_has("sklearn", python)
 if (have_sklearn) {
   utils::write.table(x, file.path(work, "x.csv"), sep = ",", row.names = FALSE, col.names = FALSE)
   writeLines(as.character(y), file.path(work, "y.csv"))
   py <- file.path(work, "cv.py")
-  writeLines(c(
-    "import sys, time, warnings, numpy as np",
-    "warnings.filterwarnings('ignore')",
-    "from sklearn.decomposition import KernelPCA",
-    "from sklearn.neighbors import NeighborhoodComponentsAnalysis, KNeighborsClassifier",
-    "from sklearn.pipeline import make_pipeline",
-    "from sklearn.model_selection import StratifiedKFold, cross_val_score",
-    "x = np.loadtxt(sys.argv[1], delimiter=','); y = np.loadtxt(sys.argv[2], dtype=str)",
-    "x = (x - x.mean(0)) / x.std(0, ddof=1); D = x.shape[1]",
-    sprintf("sig = [%s]", paste(paper_sigmas(), collapse = ", ")),
-    "t0 = time.perf_counter()",
-    "cv = StratifiedKFold(5, shuffle=True, random_state=1)",
-    "sc = [cross_val_score(make_pipeline(KernelPCA(kernel='rbf', gamma=1/(2*D*s*s)),",
-    "      NeighborhoodComponentsAnalysis(random_state=0), KNeighborsClassifier(1)),",
-    "      x, y, cv=cv).mean() for s in sig]",
-    "print('%.4f %g %.4f' % (time.perf_counter() - t0, sig[int(np.argmax(sc))], max(sc)))"), py)
-  so <- one_core(python, c(shQuote(py), shQuote(file.path(work, "x.csv")), shQuote(file.path(work, "y.csv"))))
-  s <- as.numeric(strsplit(trimws(utils::tail(so, 1)), " ")[[1]])
+  write_sklearn_nca_cv(py)
+  s <- line_numbers(run_one_core(python, c(shQuote(py), shQuote(file.path(work, "x.csv")),
+                                           shQuote(file.path(work, "y.csv")), v[3])))[-1]
   cat(sprintf("  scikit-learn KernelPCA + NCA + 1-NN, 5-fold CV over 21 kernels: %7.3f s (chose sigma = %g, CV accuracy %.3f)\n",
               s[1], s[2], s[3]))
   cat(sprintf("  ratio scikit-learn / kmaha CV: %.1fx (target 5x)\n", s[1] / v[2]))

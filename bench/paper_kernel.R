@@ -24,11 +24,9 @@
 # Usage: Rscript bench/paper_kernel.R   (with kmaha installed)
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
+bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(bench_dir, "common.R"))
 
-env_list <- function(var, default) {
-  v <- Sys.getenv(var)
-  if (nzchar(v)) strsplit(v, ",", fixed = TRUE)[[1]] else default
-}
 n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "3"))
 datasets <- env_list("KMAHA_BENCH_DATASETS", paper_datasets()$name)
 learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "lmnn", "dne"))
@@ -45,22 +43,16 @@ cat(sprintf("splits = %d; datasets: %s; learners: %s; kernels: %s\n", n_splits,
 info <- paper_datasets()
 rows <- list()
 for (ds in datasets) {
-  d <- tryCatch(kmaha_data(ds), error = function(e) NULL)
-  if (is.null(d)) {
+  if (is.null(paper_split(ds, 1L, info))) {
     cat(sprintf("%-14s skipped (data not available)\n", ds))
     next
   }
-  n_train <- info$n_train[info$name == ds]
-  x_all <- as.matrix(d[, setdiff(names(d), "class")])
-  y_all <- d$class
   for (s in seq_len(n_splits)) {
-    set.seed(1000 * s + match(ds, info$name))
-    tr <- sample(nrow(d), n_train)
-    keep <- apply(x_all[tr, , drop = FALSE], 2, stats::sd) > 0
-    xtr <- x_all[tr, keep, drop = FALSE]
-    ytr <- droplevels(y_all[tr])
-    xte <- x_all[-tr, keep, drop = FALSE]
-    yte <- y_all[-tr]
+    sp <- paper_split(ds, s, info)
+    xtr <- sp$x
+    ytr <- sp$y
+    xte <- sp$xte
+    yte <- sp$yte
     for (l in learners) for (kn in kernels_run) {
       kernel <- if (kn == "aligned") "align" else kn
       nb <- if (kn == "unweighted" && l != "nca") "input" else "feature"

@@ -19,7 +19,7 @@ feature_1nn_acc <- function(kern, xtr, ytr, xte, yte) {
 
 test_that("with an identity learner the CV score is feature-space 1-NN accuracy", {
   cv <- cv_kernel(xc, yc, identity_learner, kc, folds = 3, k = 1, seed = 42,
-                  tol = 1e-12)
+                  tol = 1e-12, strategy = "exhaustive")
   expect_s3_class(cv, "kmaha_cv")
   expect_equal(dim(cv$accuracy), c(4L, 3L))
   for (j in seq_along(kc)) {
@@ -58,7 +58,8 @@ test_that("folds are stratified and reproducible; the global RNG is restored", {
 
 test_that("ties go to the first best kernel", {
   kk <- list(rbf_kernel(2), rbf_kernel(0.5), rbf_kernel(2))
-  cv <- cv_kernel(xc, yc, identity_learner, kk, folds = 3, seed = 1)
+  cv <- cv_kernel(xc, yc, identity_learner, kk, folds = 3, seed = 1,
+                  strategy = "exhaustive")
   expect_identical(cv$accuracy[1, ], cv$accuracy[3, ])
   if (cv$curve$mean[1] >= cv$curve$mean[2]) expect_identical(cv$best, 1L)
   kk2 <- list(rbf_kernel(0.5), rbf_kernel(0.5))
@@ -94,11 +95,28 @@ test_that("progress is signalled once per kernel and fold", {
   on.exit(options(old), add = TRUE)
   n_updates <- 0L
   withCallingHandlers(
-    cv_kernel(xc, yc, identity_learner, kc[1:3], folds = 4, seed = 1),
+    cv_kernel(xc, yc, identity_learner, kc[1:3], folds = 4, seed = 1,
+              strategy = "exhaustive"),
     progression = function(cond) {
       if (identical(cond$type, "update")) n_updates <<- n_updates + 1L
     })
   expect_identical(n_updates, 12L)
+  # fast strategy: one update per fit run, one for the dropped fits; the
+  # progress reaches kernels x folds
+  n_updates <- 0L
+  amount <- 0
+  cv <- withCallingHandlers(
+    cv_kernel(xc, yc, "dne", lapply(c(0.01, 0.02, 0.5, 1), rbf_kernel),
+              folds = 3, seed = 1),
+    progression = function(cond) {
+      if (identical(cond$type, "update")) {
+        n_updates <<- n_updates + 1L
+        amount <<- amount + cond$amount
+      }
+    })
+  expect_true(any(cv$curve$dropped))
+  expect_identical(n_updates, cv$n_fits + 1L)
+  expect_equal(amount, 12)
 })
 
 test_that("CV runs through the future plan: sequential equals multisession", {
@@ -111,11 +129,165 @@ test_that("CV runs through the future plan: sequential equals multisession", {
   noisy <- function(x, y, ...) diag(ncol(x)) + matrix(stats::rnorm(ncol(x)^2, sd = 0.01), ncol(x))
   old <- future::plan(future::sequential)
   on.exit(future::plan(old), add = TRUE)
-  cv_seq <- cv_kernel(xc, yc, noisy, kc, folds = 3, seed = 7)
-  future::plan(future::multisession, workers = 2)
-  cv_par <- cv_kernel(xc, yc, noisy, kc, folds = 3, seed = 7)
-  expect_identical(cv_par$accuracy, cv_seq$accuracy)
-  expect_identical(cv_par$best, cv_seq$best)
+  for (st in c("fast", "exhaustive")) {
+    future::plan(future::sequential)
+    cv_seq <- cv_kernel(xc, yc, noisy, kc, folds = 3, seed = 7, strategy = st)
+    future::plan(future::multisession, workers = 2)
+    cv_par <- cv_kernel(xc, yc, noisy, kc, folds = 3, seed = 7, strategy = st)
+    expect_identical(cv_par$accuracy, cv_seq$accuracy)
+    expect_identical(cv_par$best, cv_seq$best)
+  }
+})
+
+test_that("the fast strategy keeps the clear winner and drops degenerate kernels", {
+  # sigma = 0.01, 0.02: the kernel matrix is the identity to machine
+  # precision, held-out points all map to the KPCA origin (chance accuracy)
+  kk <- lapply(c(0.01, 0.02, 0.5, 1, 2), rbf_kernel)
+  best <- list()
+  for (l in c("dne", "nca")) {
+    la <- if (l == "nca") list(max_iter = 100) else list()
+    ex <- cv_kernel(xc, yc, l, kk, folds = 3, seed = 3, learner_args = la,
+                    strategy = "exhaustive")
+    fa <- cv_kernel(xc, yc, l, kk, folds = 3, seed = 3, learner_args = la)
+    expect_identical(fa$strategy, "fast")
+    expect_identical(fa$best, ex$best)
+    expect_identical(fa$kernel, ex$kernel)
+    expect_true(all(ex$accuracy[1:2, ] < 0.4))
+    expect_identical(fa$curve$dropped, c(TRUE, TRUE, FALSE, FALSE, FALSE))
+    expect_identical(fa$n_fits, 5L + 3L * 2L)
+    expect_identical(ex$n_fits, 15L)
+    # kept kernels: the same fits as the exhaustive run; dropped ones: the
+    # first fold only
+    expect_identical(fa$accuracy[3:5, ], ex$accuracy[3:5, ])
+    expect_identical(fa$accuracy[1:2, 1], ex$accuracy[1:2, 1])
+    expect_true(all(is.na(fa$accuracy[1:2, 2:3])))
+    expect_equal(fa$curve$n_ok, c(1, 1, 3, 3, 3))
+    expect_identical(fa$folds, ex$folds)
+    best[[l]] <- ex$best
+  }
+  fit <- kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,
+               cv_folds = 3, seed = 3, scale = FALSE)
+  expect_identical(fit$kernel_choice$cv$best, best$dne)
+  expect_identical(fit$settings$cv_strategy, "fast")
+  expect_identical(kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,
+                         cv_folds = 3, seed = 3, scale = FALSE,
+                         cv_strategy = "exhaustive")$kernel_choice$cv$n_fits, 15L)
+})
+
+test_that("halving keeps every kernel within one paired standard error of the best", {
+  # A constructed 5-fold run, 40 held-out points per fold: kernel 1 leads on
+  # the first fold (30 correct), kernel 2 trails it there (lost 3 points,
+  # won 1: net 2 <= sqrt(3 + 1 + 1)) but wins every other fold, kernel 3 is
+  # far behind on the first fold (net 10 > sqrt(10 + 1)).
+  fold1 <- rep(c(TRUE, FALSE), c(30, 10))
+  k2 <- fold1
+  k2[1:3] <- FALSE
+  k2[31] <- TRUE
+  k3 <- fold1
+  k3[1:10] <- FALSE
+  acc <- rbind(c(mean(fold1), 0.70, 0.70, 0.70, 0.70),
+               c(mean(k2), 0.80, 0.80, 0.80, 0.80),
+               c(mean(k3), 0.75, 0.75, 0.75, 0.75))
+  exhaustive_best <- which.max(rowMeans(acc))
+  expect_identical(exhaustive_best, 2L)
+  keep <- kmaha:::cv_keep(list(fold1, k2, k3))
+  expect_identical(keep, c(TRUE, TRUE, FALSE))
+  expect_true(keep[exhaustive_best])
+  # ties with the best are kept; failed fits (NULL) dropped unless all failed
+  expect_identical(kmaha:::cv_keep(list(fold1, fold1, NULL)), c(TRUE, TRUE, FALSE))
+  expect_identical(kmaha:::cv_keep(list(NULL, NULL)), c(TRUE, TRUE))
+  # real runs: the kept kernels are scored exactly as in the exhaustive run,
+  # so the choices agree whenever the exhaustive winner was kept
+  for (s in 1:3) {
+    ex <- cv_kernel(xc, yc, "dne", kc, folds = 3, seed = s, strategy = "exhaustive")
+    fa <- cv_kernel(xc, yc, "dne", kc, folds = 3, seed = s)
+    kept <- !fa$curve$dropped
+    expect_identical(fa$accuracy[kept, ], ex$accuracy[kept, ])
+    if (kept[ex$best]) expect_identical(fa$best, ex$best)
+  }
+})
+
+test_that("warnings of the fold fits become one warning with their count", {
+  warner <- function(x, y, ...) {
+    warning("learner warning ", ncol(x) > 10)
+    diag(ncol(x))
+  }
+  n_warn <- 0L
+  msg <- NULL
+  cv <- withCallingHandlers(
+    cv_kernel(xc, yc, warner, kc, folds = 3, seed = 1, strategy = "exhaustive"),
+    warning = function(w) {
+      n_warn <<- n_warn + 1L
+      msg <<- conditionMessage(w)
+      invokeRestart("muffleWarning")
+    })
+  expect_identical(n_warn, 1L)
+  first <- cv$warnings$message[1]
+  expect_identical(msg, paste0("12 of the 12 cross-validation fits (kernel x fold) gave warnings; the first: ",
+                               first))
+  expect_match(first, "^learner warning (TRUE|FALSE)$")
+  expect_identical(nrow(cv$warnings), 12L)
+  expect_setequal(paste(cv$warnings$kernel, cv$warnings$fold),
+                  paste(rep(1:4, each = 3), 1:3))
+  # NCA stopped by max_iter: one warning from the CV, one from the final fit
+  msgs <- character()
+  withCallingHandlers(
+    kmaha(xc, yc, learner = "nca", kernel = "cv", kernels = kc[2:3],
+          cv_folds = 3, seed = 1, learner_args = list(max_iter = 2)),
+    warning = function(w) {
+      msgs <<- c(msgs, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(msgs, 2L)
+  expect_match(msgs[1], "^6 of the 6 cross-validation fits \\(kernel x fold\\) gave warnings; the first: nca\\(\\) did not converge")
+  expect_match(msgs[2], "^nca\\(\\) did not converge")
+  # no warning at all when the fits are clean
+  expect_no_warning(cv_kernel(xc, yc, identity_learner, kc, folds = 3, seed = 1))
+})
+
+test_that("fold fits of NCA and DNE return the public learner's map, without its extras", {
+  kp <- kpca(xc, rbf_kernel(1))
+  z <- kp$coords
+  nca_spec <- kmaha:::fold_learner(kmaha:::resolve_learner("nca"),
+                                    list(max_iter = 40, lambda = 0.01))
+  expect_identical(nca_spec$path, "nca")
+  m <- suppressWarnings(kmaha:::fold_map(nca_spec, z, yc))
+  ref <- suppressWarnings(nca(z, yc, scale = FALSE, max_iter = 40, lambda = 0.01))
+  expect_identical(m, unname(ref$L))
+  dne_spec <- kmaha:::fold_learner(kmaha:::resolve_learner("dne"), list(k = 2))
+  expect_identical(dne_spec$path, "dne")
+  tg <- kmaha:::learner_targets("dne", z, yc, 2L)
+  expect_identical(kmaha:::fold_map(dne_spec, z, yc),
+                   unname(dne(z, yc, scale = FALSE, targets = tg)$L))
+  # input-space neighbours
+  tg_in <- kmaha:::learner_targets("dne", xc, yc, 2L)
+  expect_identical(kmaha:::fold_map(dne_spec, z, yc, input = xc),
+                   unname(dne(z, yc, scale = FALSE, targets = tg_in)$L))
+  # options the direct path does not know, and other learners: the public one
+  expect_identical(kmaha:::fold_learner(kmaha:::resolve_learner("dne"),
+                                         list(targets = tg))$path, "generic")
+  expect_identical(kmaha:::fold_learner(kmaha:::resolve_learner("lmnn"), list())$path,
+                   "generic")
+  expect_error(kmaha:::fold_learner(kmaha:::resolve_learner("nca"), list(lambda = -1)),
+               "`lambda` must be non-negative, not -1.", fixed = TRUE)
+  # no fold fit builds a fitted object (embedding, leave-one-out accuracy)
+  counter <- new.env()
+  counter$n <- 0L
+  quietly <- function(expr) suppressMessages(utils::capture.output(expr))
+  quietly(trace("new_linear_fit", where = asNamespace("kmaha"), print = FALSE,
+                tracer = substitute(assign("n", E$n + 1L, envir = E),
+                                    list(E = counter))))
+  on.exit(quietly(untrace("new_linear_fit", where = asNamespace("kmaha"))),
+          add = TRUE)
+  for (l in c("nca", "dne")) {
+    for (st in c("fast", "exhaustive")) {
+      cv_kernel(xc, yc, l, kc[2:4], folds = 3, seed = 1, strategy = st,
+                learner_args = if (l == "nca") list(max_iter = 200) else list())
+    }
+  }
+  expect_identical(counter$n, 0L)
+  suppressWarnings(nca(z, yc, scale = FALSE, max_iter = 5))
+  expect_identical(counter$n, 1L)
 })
 
 test_that("bad input gives clear errors", {
@@ -130,6 +302,8 @@ test_that("bad input gives clear errors", {
                "`learner_args` must be a named list", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, learner_args = list(scale = TRUE)),
                "`learner_args` must not set 'scale'", fixed = TRUE)
+  expect_error(cv_kernel(xc, yc, identity_learner, kc, strategy = "greedy"),
+               "'arg' should be one of", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, lambda = 1),
                "Unknown argument(s) to cv_kernel(): 'lambda'. Pass learner options in `learner_args`.",
                fixed = TRUE)
