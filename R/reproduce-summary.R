@@ -229,7 +229,9 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
         a <- w[w$kernel == k & w$rule == "kmaha", ]
         b <- w[w$kernel == k & w$rule == "paper, as printed", ]
         if (!nrow(a)) return("")
-        sprintf("%d/%d/%d [%d/%d/%d]", a$win, a$draw, a$lose, b$win, b$draw, b$lose)
+        sprintf("%s [%d/%d/%d]",
+                if (a$datasets == 0L) "n/a" else sprintf("%d/%d/%d", a$win, a$draw, a$lose),
+                b$win, b$draw, b$lose)
       }, character(1))
       tab <- rbind(tab, "Win/Draw/Lose" = row)
     }

@@ -60,7 +60,9 @@
 #'   warnings of the fit, which are not re-signalled). The attribute `run_info` records
 #'   the settings, the machine and the total run time. [summary()] compares
 #'   the cells with the paper (see [summary.kmaha_reproduction()]);
-#'   `print()` shows that summary.
+#'   `print()` shows that summary. Results of different cells (for example
+#'   different kernel choices or split indices) combine with `rbind()`, which
+#'   sums their run times.
 #' @seealso [paper_reproduction()] for the shipped results of the full run,
 #'   [paper_results()] for the paper's values.
 #' @examples
@@ -398,4 +400,28 @@ read_reproduction <- function(file) {
           file, paste(repro_columns, collapse = ", "))
   }
   new_reproduction(df, info)
+}
+
+#' @export
+rbind.kmaha_reproduction <- function(..., deparse.level = 1) {
+  parts <- list(...)
+  if (!all(vapply(parts, inherits, NA, "kmaha_reproduction"))) {
+    return(do.call(rbind.data.frame, lapply(parts, as.data.frame)))
+  }
+  rows <- do.call(rbind.data.frame,
+                  lapply(parts, function(p) as.data.frame(unclass(p), stringsAsFactors = FALSE)))
+  key <- paste(rows$dataset, rows$split, rows$learner, rows$kernel)
+  if (anyDuplicated(key)) {
+    stopf("The results to combine share cells (e.g. %s); combine results of different cells only.",
+          key[anyDuplicated(key)])
+  }
+  rownames(rows) <- NULL
+  info <- attr(parts[[length(parts)]], "run_info")
+  if (!is.null(info)) {
+    secs <- vapply(parts, function(p) as.numeric(attr(p, "run_info")$elapsed_seconds %||% NA),
+                   numeric(1))
+    info$elapsed_seconds <- sum(secs)
+    info$split_ids <- paste(compress_ids(sort(unique(rows$split))), collapse = ",")
+  }
+  new_reproduction(rows, info)
 }

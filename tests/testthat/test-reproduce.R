@@ -227,6 +227,29 @@ test_that("printing shows n/a for an undefined sd and marks large differences", 
   expect_equal(d$difference, 0.80 - 0.91)
 })
 
+test_that("results of different cells combine with rbind()", {
+  a <- reproduce_paper(datasets = "iris", learners = "dne",
+                       kernels = c("linear", "aligned"), splits = 2)
+  b <- reproduce_paper(datasets = "iris", learners = "dne", kernels = "unweighted",
+                       splits = 2, split_ids = 1)
+  ab <- rbind(a, b)
+  expect_s3_class(ab, "kmaha_reproduction")
+  expect_identical(nrow(ab), 5L)
+  expect_identical(names(ab), names(a))
+  expect_equal(attr(ab, "run_info")$elapsed_seconds,
+               attr(a, "run_info")$elapsed_seconds + attr(b, "run_info")$elapsed_seconds)
+  s <- summary(ab)
+  expect_identical(s$splits, c(2L, 2L, 1L))
+  expect_true(is.na(s$sd[s$kernel == "unweighted"]))
+  expect_true(is.na(s$versus_linear[s$kernel == "unweighted"]))
+  out <- capture.output(print(s))
+  # Iris only: the paper has 0.96 against 0.95 for unweighted KDNE
+  expect_true(any(grepl("n/a [1/0/0]", out, fixed = TRUE)))
+  expect_error(rbind(a, a),
+               "The results to combine share cells (e.g. iris 1 dne linear); combine results of different cells only.",
+               fixed = TRUE)
+})
+
 test_that("results files read back exactly", {
   res <- reproduce_paper(datasets = "iris", learners = c("nca", "dne"),
                          kernels = c("linear", "aligned"), splits = 2)
