@@ -78,16 +78,13 @@ for (b in blocks) {
 }
 future::plan(future::sequential)
 
-# One result: the rows of all blocks, the run information of the last one
-# with the whole range of splits and the summed run time.
-all <- do.call(rbind, lapply(parts, function(p) as.data.frame(unclass(p))))
-info <- attr(parts[[length(parts)]], "run_info")
-block_secs <- vapply(parts, function(p) attr(p, "run_info")$elapsed_seconds, numeric(1))
-info$split_ids <- paste(kmaha:::compress_ids(sort(unique(all$split))), collapse = ",")
-info$elapsed_seconds <- round(sum(block_secs), 1)
-info$blocks <- paste(round(block_secs, 1), collapse = " ")
+# One result: rbind() sums the blocks' run times.
+res <- do.call(rbind, parts)
+info <- attr(res, "run_info")
+info$blocks <- paste(vapply(parts, function(p) attr(p, "run_info")$elapsed_seconds,
+                            numeric(1)), collapse = " ")
 info$wall_seconds_this_session <- round(proc.time()[["elapsed"]] - t_start, 1)
-res <- kmaha:::new_reproduction(all, info)
+attr(res, "run_info") <- info
 dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
 kmaha:::write_reproduction(res, out)
 cat(sprintf("\nWrote %s (%.0f KB): %d rows; total run time %.1f min\n", out,
