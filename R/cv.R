@@ -288,6 +288,9 @@ run_learner <- function(lrn, z, y, learner_args, input = NULL) {
     args$targets <- targets
   }
   if (lrn$builtin) args$scale <- FALSE
+  # A weight given as a function of the coordinates (kmaha()'s RKLMNN
+  # default) is evaluated on this fit's coordinates.
+  if (is.function(args$lambda)) args$lambda <- args$lambda(z)
   obj <- do.call(lrn$fun, c(list(z, y), args))
   list(map = extract_map(obj, ncol(z)), fit = obj, targets = targets)
 }

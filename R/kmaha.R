@@ -33,6 +33,22 @@
 #'   learned by kernel alignment, QP or LP ([align_kernels()]);
 #' * `"unweighted"`: the plain sum of `kernels`.
 #'
+#' **Regularized KLMNN (the default for `learner = "lmnn"` with a kernel).**
+#' With every KPCA component kept there are \eqn{n - 1} coordinates, and LMNN
+#' can map each training class onto a single point, a unit away from the
+#' other classes: its objective is zero, but the map amplifies the smallest
+#' kernel principal components and test points land far from their class.
+#' Unless `learner_args` sets `lambda`, kernelized LMNN is therefore the
+#' paper's regularized RKLMNN, \eqn{\lambda\,\mathrm{tr}(M)} added to the
+#' objective, with the scale-free weight \eqn{\lambda = \lambda_0 s}: \eqn{s}
+#' is the total variance of the KPCA coordinates (the mean squared
+#' feature-space distance of the training points to their centroid), so that
+#' the same problem is solved whatever the scale of the kernel, and
+#' \eqn{\lambda_0 = 1}. `learner_args = list(lambda = 0)` gives plain KLMNN.
+#' A `lambda` given as a function is called with the learner's input
+#' coordinates and replaced by its value. Linear LMNN (`kernel = "linear"`)
+#' is not regularized by default.
+#'
 #' **Target neighbours** (LMNN and DNE): `neighbors = "feature"` finds them by
 #' Euclidean distance in the KPCA coordinates, which equals the distance in
 #' feature space (the paper's Proposition "parseval"); `"input"` finds them in
@@ -122,7 +138,12 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   scale <- check_flag(scale, "scale")
   lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
+  user_learner_args <- learner_args
   choice <- resolve_kernel_choice(kernel)
+  if (lrn$builtin && lrn$name == "lmnn" && choice$type != "linear" &&
+      is.null(learner_args$lambda)) {
+    learner_args$lambda <- klmnn_lambda
+  }
   if (choice$type %in% c("cv", "align", "align_lp", "unweighted")) {
     kernels <- check_kernel_list(kernels)
   }
@@ -186,12 +207,19 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     prep = prep, y = y, k = k, convergence = conv,
     train_accuracy = mean(loo == y),
     feature_names = feature_names, n_features = ncol(x),
-    settings = list(learner_args = learner_args, neighbors = neighbors,
+    settings = list(learner_args = user_learner_args, neighbors = neighbors,
                     cv_folds = cv_folds, scale = scale, rank = rank,
                     tol = tol, seed = seed),
     call = call)
   class(fit) <- "kmaha_fit"
   fit
+}
+
+# The default RKLMNN weight (see kmaha()): lambda0 times the total variance
+# of the learner's input coordinates z.
+klmnn_lambda0 <- 1
+klmnn_lambda <- function(z) {
+  klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
 }
 
 resolve_kernel_choice <- function(kernel) {
