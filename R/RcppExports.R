@@ -65,19 +65,19 @@ cpp_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means, g
     .Call(`_kmaha_cpp_kpca_project_kernel`, kernel, newdata, x, projection, col_means, grand_mean)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max = 2048, max_pairs = 0) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs)
 }
 
-cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form) {
-    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form)
+cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps = 0.0) {
+    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps)
 }
 
-cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops, isa)
+cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0) {
+    .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, threads, block, min_parallel_flops)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa = "auto") {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa)
+cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, threads) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, threads)
 }
 

@@ -55,6 +55,10 @@
 #'   paper's 21 scaled RBF kernels by default.
 #' @param method `"qp"` (exact alignment) or `"lp"` (its \eqn{\ell_1} upper
 #'   bound).
+#' `align_kernels()` warns when the aligned kernel is numerically degenerate
+#' on `x` (its Gram matrix numerically the identity or constant, as for
+#' unscaled inputs of extreme magnitude; see [kpca()]).
+#'
 #' @return An object of class `kmaha_alignment`: a list with `weights`
 #'   (\eqn{\alpha}, on the raw base kernels), `gamma` (weights on the
 #'   normalised kernels), `kernel` (the combined kernel,
@@ -100,9 +104,11 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
   align <- drop(crossprod(gamma, bn)) / (sqrt(quad) * st$y_norm)
   sig <- vapply(kernels, function(k) if (is.null(k$sigma)) NA_real_ else k$sigma,
                 numeric(1))
+  combined <- kernel_sum(kernels, alpha)
+  warn_degenerate_kernel(combined, x, what = "The aligned kernel")
   structure(list(
     weights = alpha, gamma = gamma,
-    kernel = kernel_sum(kernels, alpha),
+    kernel = combined,
     alignment = align,
     base_alignment = bn / st$y_norm,
     method = method,
@@ -201,7 +207,9 @@ print.kmaha_alignment <- function(x, ...) {
               length(x$weights), x$n, x$classes))
   cat(sprintf("  alignment of the combined kernel: %.4f (best single kernel: %.4f)\n",
               x$alignment, max(x$base_alignment)))
-  if (x$ridge > 0) cat(sprintf("  ridge added to S': %.3g\n", x$ridge))
+  if (x$ridge > 0) {
+    cat("  (some base kernels are nearly identical on these data, so a tiny ridge was added to solve the problem; see summary())\n")
+  }
   nz <- which(x$gamma > 1e-8 * max(x$gamma))
   share <- x$gamma / sum(x$gamma)
   cat(sprintf("  %d kernel(s) with non-zero weight:\n", length(nz)))
@@ -227,12 +235,21 @@ print.kmaha_alignment <- function(x, ...) {
 #' @export
 plot.kmaha_alignment <- function(x, ...) {
   share <- x$gamma / sum(x$gamma)
-  lab <- if (all(!is.na(x$sigma))) format(round(log10(x$sigma), 2)) else
+  has_sigma <- all(!is.na(x$sigma))
+  lab <- if (has_sigma) format(round(log10(x$sigma), 2)) else
     as.character(seq_along(share))
-  graphics::barplot(share, names.arg = lab,
-                    xlab = if (all(!is.na(x$sigma))) expression(log[10] ~ sigma) else "base kernel",
+  # The tick labels are vertical (las = 2): make the bottom margin deep
+  # enough for the longest one (they start one line below the axis) and put
+  # the axis title below them.
+  csi <- graphics::par("csi")
+  label_lines <- 1 + max(graphics::strwidth(lab, units = "inches")) / csi
+  op <- graphics::par(mar = c(label_lines + 2.6, 4.1, 4.1, 1.1))
+  on.exit(graphics::par(op))
+  graphics::barplot(share, names.arg = lab, las = 2,
                     ylab = "share of normalised weight",
                     main = sprintf("Kernel alignment (%s): %.3f", toupper(x$method),
-                                   x$alignment), las = 2, ...)
+                                   x$alignment), ...)
+  graphics::title(xlab = if (has_sigma) expression(log[10] ~ sigma) else "base kernel",
+                  line = label_lines + 1)
   invisible(x)
 }

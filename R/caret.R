@@ -26,7 +26,11 @@
 #' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
 #'   `"kdne"`.
 #' @param ... Further fixed arguments passed to the learner, e.g.
-#'   `max_iter = 100` for NCA.
+#'   `max_iter = 100` for NCA. They are checked when the model is built: each
+#'   must be named and be an argument of [nca()], [lmnn()] or [dne()], other
+#'   than the data (`x`, `y`), the tuned parameter (`dim` for `"nca"`, `k`
+#'   for the target-neighbour methods), `targets` (row indices, which
+#'   resampling would invalidate) and, for the kernel methods, `scale`.
 #' @return A list in caret's custom-model format (`library`, `type`,
 #'   `parameters`, `grid`, `fit`, `predict`, `prob`, `sort`, `levels`,
 #'   `label`).
@@ -48,6 +52,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
   fixed <- list(...)
   kernelized <- method %in% c("knca", "klmnn", "kdne")
   base <- sub("^k(nca|lmnn|dne)$", "\\1", method)
+  check_caret_fixed(fixed, method, base, kernelized)
   params <- switch(method,
     nca = c("dim", "k"),
     lmnn = , dne = c("targets", "k"),
@@ -121,4 +126,31 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
        sort = function(x) x[do.call(order, unname(as.list(x[, rev(params), drop = FALSE]))), ],
        levels = function(x) levels(x$y),
        loop = NULL)
+}
+
+# Fixed learner arguments of kmaha_caret(), validated against the learner's
+# formals when the model is built (not in every resample).
+check_caret_fixed <- function(fixed, method, base, kernelized) {
+  fun <- sprintf("kmaha_caret(\"%s\")", method)
+  nm <- names(fixed) %||% rep("", length(fixed))
+  if (any(!nzchar(nm))) {
+    stop_unknown_args(fun, nm[!nzchar(nm)],
+                      "Fixed learner arguments must be named, e.g. max_iter = 100.")
+  }
+  learner_fun <- switch(base, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
+  tuned <- if (base == "nca") "dim" else "k"
+  if (kernelized && base == "nca") tuned <- character()
+  clash <- intersect(nm, tuned)
+  if (length(clash)) {
+    stopf("%s: `%s` is tuned by caret (parameter `%s`); give its values in `tuneGrid`, not as a fixed argument.",
+          fun, clash[1], if (clash[1] == "k") "targets" else clash[1])
+  }
+  allowed <- setdiff(names(formals(learner_fun)),
+                     c("x", "y", "...", "targets", tuned, if (kernelized) "scale"))
+  unknown <- setdiff(nm, allowed)
+  if (length(unknown)) {
+    stop_unknown_args(fun, unknown, sprintf("It passes fixed arguments to %s(), which takes: %s.",
+                                            base, paste(allowed, collapse = ", ")))
+  }
+  invisible(fixed)
 }

@@ -57,13 +57,14 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       folds = 5, k = 1, learner_args = list(),
                       neighbors = c("feature", "input"), rank = NULL,
                       tol = 1e-8, seed = NULL, ...) {
-  check_dots_empty(...)
+  check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   kernels <- check_kernel_list(kernels)
   lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
+  check_learner_signature(lrn, learner_args)
   k <- check_count(k, "k")
   if (!is.null(seed)) {
     seed <- check_number(seed, "seed")
@@ -174,8 +175,12 @@ cv_task <- function(t, job, progress) {
   y <- job$y
   tr <- job$fold_id != job$tasks$fold[t]
   out <- tryCatch({
-    kp <- kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
-               rank = job$rank, tol = job$tol)
+    # Degenerate candidates (e.g. the grid's smallest sigmas) are expected
+    # here: they just score badly, without a warning per fold.
+    kp <- withCallingHandlers(
+      kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
+           rank = job$rank, tol = job$tol),
+      kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
     fit <- run_learner(job$lrn, kp$coords, y[tr], job$learner_args,
                        input = if (job$neighbors == "input") x[tr, , drop = FALSE])
     ztr <- apply_map(kp$coords, fit$map)
@@ -225,15 +230,6 @@ save_rng <- function() {
   }
 }
 
-check_dots_empty <- function(...) {
-  if (...length()) {
-    nm <- names(list(...))
-    stopf("Unknown argument(s): %s. Pass learner options in `learner_args`.",
-          paste(if (is.null(nm)) "(unnamed)" else ifelse(nzchar(nm), nm, "(unnamed)"),
-                collapse = ", "))
-  }
-}
-
 check_learner_args <- function(learner_args) {
   if (!is.list(learner_args) || (length(learner_args) &&
       (is.null(names(learner_args)) || any(!nzchar(names(learner_args)))))) {
@@ -272,15 +268,21 @@ learner_targets <- function(name, src, y, kt) {
   same
 }
 
+# TRUE when run_learner() finds target neighbours for the learner: LMNN,
+# DNE, or a function with a `targets` argument, unless `targets` is given.
+learner_wants_targets <- function(lrn, args) {
+  wants <- lrn$builtin && lrn$name %in% c("lmnn", "dne") ||
+    (!lrn$builtin && "targets" %in% names(formals(lrn$fun)))
+  wants && is.null(args$targets)
+}
+
 # Run a learner on coordinates z (n x r).  `input` (or NULL) holds the rows'
 # input-space coordinates when targets are to come from the input space.
 # Returns list(map = d x r matrix, fit = learner's return value, targets).
 run_learner <- function(lrn, z, y, learner_args, input = NULL) {
   args <- learner_args
   targets <- NULL
-  wants_targets <- lrn$builtin && lrn$name %in% c("lmnn", "dne") ||
-    (!lrn$builtin && "targets" %in% names(formals(lrn$fun)))
-  if (wants_targets && is.null(args$targets)) {
+  if (learner_wants_targets(lrn, args)) {
     kt <- args$k %||% 3L
     kt <- check_count(kt, "learner_args$k")
     targets <- learner_targets(if (lrn$builtin) lrn$name else "lmnn",
@@ -291,7 +293,11 @@ run_learner <- function(lrn, z, y, learner_args, input = NULL) {
   # A weight given as a function of the coordinates (kmaha()'s RKLMNN
   # default) is evaluated on this fit's coordinates.
   if (is.function(args$lambda)) args$lambda <- args$lambda(z)
-  obj <- do.call(lrn$fun, c(list(z, y), args))
+  # Called with symbols, not values, so an error message never prints the data.
+  fun <- lrn$fun
+  obj <- eval(as.call(c(list(quote(fun), quote(z), quote(y)),
+                        lapply(stats::setNames(nm = names(args)),
+                               function(a) call("[[", quote(args), a)))))
   list(map = extract_map(obj, ncol(z)), fit = obj, targets = targets)
 }
 

@@ -41,9 +41,10 @@
 #'
 #' **Small classes.** A class with fewer than `k + 1` members supplies its
 #' points with as many same-class neighbours as it has other members (none
-#' for a class of one); one warning names such classes. When fewer than `k`
-#' points lie outside a class, its points likewise get fewer other-class
-#' neighbours.
+#' for a class of one); one warning names such classes. When no class has
+#' `k + 1` members it is an error (lower `k`), as for [lmnn()]. When fewer
+#' than `k` points lie outside a class, its points likewise get fewer
+#' other-class neighbours.
 #'
 #' @param x A numeric matrix or data frame, one observation per row.
 #' @param y Class labels (a factor, or a vector coerced to one).
@@ -87,7 +88,7 @@ dne <- function(x, ...) UseMethod("dne")
 #' @export
 dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
                         scale = TRUE, ...) {
-  check_dots_empty_dne(list(...))
+  check_dots_empty("dne()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
@@ -120,7 +121,7 @@ dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
       message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s; %d negative; graph with %d edges",
                         res$dim, if (lambda > 0) " + lambda I" else "",
                         res$n_negative, res$n_edges)),
-    call = match.call(), feature_names = feature_names,
+    call = match.call(), feature_names = colnames(x),
     extra = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
                  scatter = res$scatter, targets = targets))
 }
@@ -131,86 +132,27 @@ dne.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), dne.default, list(...))
 }
 
-check_dots_empty_dne <- function(dots) {
-  if (length(dots)) {
-    nm <- names(dots)
-    nm <- if (is.null(nm) || !nzchar(nm[1])) "an unnamed argument" else sQuote(nm[1], FALSE)
-    stopf("Unknown argument %s; see ?dne for the arguments.", nm)
-  }
-}
-
-# One warning naming every class too small to supply k same-class neighbours.
 # DNE's and KDNE's target neighbours: the supplied ones (validated), or the
 # k nearest same- and other-class neighbours found from `z` (inputs, or a
-# Gram matrix when gram = TRUE), with one warning for classes too small.
+# Gram matrix when gram = TRUE), under the small-class rule of
+# check_class_sizes().
 dne_targets <- function(targets, z, y, k, gram, found_in) {
   if (!is.null(targets)) {
     return(list(targets = check_dne_targets(targets, y), source = "supplied"))
   }
-  warn_small_classes(y, k)
+  check_class_sizes(y, k, "k")
   list(targets = cpp_dne_neighbors(z, as.integer(y), k, gram), source = found_in)
-}
-
-warn_small_classes <- function(y, k) {
-  counts <- table(y)
-  small <- counts[counts < k + 1L]
-  if (!length(small)) return(invisible(FALSE))
-  what <- paste0(sQuote(names(small), FALSE), " (",
-                 as.integer(small), ifelse(small == 1L, " member)", " members)"),
-                 collapse = ", ")
-  if (length(small) == 1L) {
-    warnf("`y`: class %s has fewer than k + 1 = %d members; its points use as many same-class neighbours as the class allows (none for a singleton).",
-          what, k + 1L)
-  } else {
-    warnf("`y`: classes %s have fewer than k + 1 = %d members; their points use as many same-class neighbours as each class allows (none for a singleton).",
-          what, k + 1L)
-  }
-  invisible(TRUE)
 }
 
 # Validate list(same = , other = ) neighbour matrices against labels y.
 check_dne_targets <- function(targets, y, arg = "targets") {
-  n <- length(y)
   if (!is.list(targets) || is.data.frame(targets) ||
       !all(c("same", "other") %in% names(targets))) {
     stopf("`%s` must be a list with components `same` and `other` (n x k matrices of row indices), as returned by dne()$targets.",
           arg)
   }
-  yi <- as.integer(y)
-  out <- list()
-  for (part in c("same", "other")) {
-    m <- targets[[part]]
-    a <- sprintf("%s$%s", arg, part)
-    if (is.data.frame(m)) m <- as.matrix(m)
-    if (!is.matrix(m) || !(is.numeric(m) || is.logical(m))) {
-      stopf("`%s` must be an integer matrix with one row per observation.", a)
-    }
-    if (nrow(m) != n) {
-      stopf("`%s` has %d rows but there are %d observations; they must match.",
-            a, nrow(m), n)
-    }
-    if (ncol(m) < 1L) stopf("`%s` must have at least one column.", a)
-    v <- m[!is.na(m)]
-    if (any(!is.finite(v)) || any(v != round(v)) || any(v < 1) || any(v > n)) {
-      stopf("`%s` must hold row numbers between 1 and %d (or NA).", a, n)
-    }
-    m <- matrix(as.integer(m), nrow(m), ncol(m))
-    rows <- row(m)
-    ok <- !is.na(m)
-    if (any(m[ok] == rows[ok])) {
-      r <- rows[ok][m[ok] == rows[ok]][1]
-      stopf("`%s` lists observation %d as its own neighbour.", a, r)
-    }
-    same_class <- yi[m[ok]] == yi[rows[ok]]
-    bad <- if (part == "same") !same_class else same_class
-    if (any(bad)) {
-      r <- rows[ok][bad][1]
-      stopf("`%s` row %d lists a point of %s class; `same` must hold same-class and `other` other-class neighbours.",
-            a, r, if (part == "same") "another" else "the same")
-    }
-    out[[part]] <- m
-  }
-  out
+  list(same = check_neighbor_matrix(targets$same, y, paste0(arg, "$same"), same = TRUE),
+       other = check_neighbor_matrix(targets$other, y, paste0(arg, "$other"), same = FALSE))
 }
 
 # Internal: the DNE graph as an edge list (i < j) with weights, from the

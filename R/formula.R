@@ -6,9 +6,16 @@
 # na.action) in `env`.  Returns x (numeric matrix), y (response) and the
 # pieces needed to rebuild x from new data.
 model_data <- function(call, env) {
+  nm <- names(call) %||% rep("", length(call))
+  if (!"formula" %in% nm && length(call) >= 2L && !nzchar(nm[2L])) {
+    names(call)[2L] <- "formula"
+  }
+  if (!"formula" %in% names(call)) {
+    stopf("`formula` is missing: give the model formula first (or as `formula =`), e.g. Species ~ ., with the variables in `data`.")
+  }
   m <- match(c("formula", "data", "subset", "na.action"), names(call), 0L)
   mf <- call[c(1L, m)]
-  mf$drop.unused.levels <- TRUE
+  mf$drop.unused.levels <- FALSE
   mf[[1L]] <- quote(stats::model.frame)
   if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)
   mf <- eval(mf, env)
@@ -16,6 +23,14 @@ model_data <- function(call, env) {
   if (attr(terms, "response") == 0L) {
     stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
   }
+  # Predictor factors lose the levels without rows (as with
+  # drop.unused.levels = TRUE, so no all-zero indicator column appears); the
+  # response keeps its levels, which predict() returns (check_y() warns
+  # about the unused ones).
+  for (j in seq_along(mf)[-1L]) {
+    if (is.factor(mf[[j]])) mf[[j]] <- droplevels(mf[[j]])
+  }
+  stop_bad_column(mf[-1L], "data", formula = TRUE)
   y <- stats::model.response(mf)
   x <- stats::model.matrix(terms, mf)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
@@ -46,6 +61,9 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   }
   if (!is.data.frame(newdata)) {
     if (is.matrix(newdata)) {
+      if (is.null(colnames(newdata))) {
+        stop_unnamed_newdata(all.vars(stats::delete.response(object$terms)), arg)
+      }
       newdata <- as.data.frame(newdata)
     } else {
       stopf("`%s` must be a data frame with the predictor columns used in training.", arg)

@@ -64,12 +64,7 @@ kdne <- function(x, ...) UseMethod("kdne")
 #' @export
 kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
                          eps = 1e-8, targets = NULL, scale = TRUE, ...) {
-  dots <- list(...)
-  if (length(dots)) {
-    nm <- names(dots)
-    stopf("Unknown argument %s; see ?kdne for the arguments.",
-          if (is.null(nm) || !nzchar(nm[1])) "an unnamed argument" else sQuote(nm[1], FALSE))
-  }
+  check_dots_empty("kdne()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   check_kernel(kernel)
@@ -87,6 +82,7 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
   K <- cpp_kernel_matrix(kernel, xs, NULL)
+  warn_degenerate_kernel(kernel, xs, K)
   tg <- dne_targets(targets, K, y, k, gram = TRUE, found_in = "feature space")
   targets <- tg$targets
   source <- tg$source
@@ -103,10 +99,8 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   z <- apply_map(K, U)
   dimnames(z) <- list(rownames(x), rownames(U))
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
-  loo <- knn_vote(z, y, z, 1L, self = TRUE)$class
-  feature_names <- colnames(x) %||% paste0("x", seq_len(ncol(x)))
   fit <- list(
-    method = "kdne", U = U, kernel = kernel, x = xs, prep = prep, y = y,
+    method = "kdne", U = U, kernel = kernel, x = xs, prep = prep, y = full_levels(y),
     embedding = z, eigenvalues = res$eigenvalues, n_negative = res$n_negative,
     eps = eps, targets = targets,
     settings = list(k = if (source == "supplied") NA_integer_ else k,
@@ -117,7 +111,7 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
       iterations = 1L, objective = obj, trace = obj, converged = TRUE,
       message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative",
                         res$dim, n, res$n_negative)),
-    train_accuracy = mean(loo == y), feature_names = feature_names,
+    train_accuracy = loo_accuracy(z, y), feature_names = colnames(x),
     n_features = ncol(x), call = match.call())
   class(fit) <- c("kmaha_kdne", "kmaha_kernel_trick")
   fit
@@ -158,10 +152,8 @@ predict.kmaha_kdne <- function(object, newdata = NULL,
 print.kmaha_kdne <- function(x, ...) {
   cat("<kmaha KDNE> kernel-trick discriminant neighbourhood embedding\n")
   cat(sprintf("  kernel: %s\n", format(x$kernel)))
-  cat(sprintf("  embedding dim: %d   training points: %d   classes: %d   eps: %s\n",
-              nrow(x$U), length(x$y), nlevels(x$y), format(x$eps)))
-  cat(sprintf("  objective: %.6g (%d negative generalized eigenvalues)\n",
-              x$convergence$objective, x$n_negative))
-  cat(sprintf("  training accuracy (leave-one-out 1-NN): %.3f\n", x$train_accuracy))
+  cat(sprintf("  embedding dim: %d (%d negative generalized eigenvalues)   training points: %d   classes: %d   eps: %s\n",
+              nrow(x$U), x$n_negative, length(x$y), nlevels(x$y), format(x$eps)))
+  print_fit_lines("kdne", x$convergence, x$train_accuracy)
   invisible(x)
 }

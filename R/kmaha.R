@@ -49,14 +49,27 @@
 #' coordinates and replaced by its value. Linear LMNN (`kernel = "linear"`)
 #' is not regularized by default.
 #'
+#' **Small classes** (LMNN and DNE, and learner functions that take
+#' `targets`): each point wants `learner_args$k` same-class target
+#' neighbours (3 by default); a class with fewer than `k + 1` members is used
+#' as far as it goes, with one warning, and it is an error when no class has
+#' `k + 1` members. NCA follows the same rule with `k = 1` (see [nca()]).
+#'
+#' **Numerically degenerate kernels**, whose Gram matrix is numerically the
+#' identity or a constant on the training data (e.g. an RBF kernel whose
+#' `sigma` is far too small or too large for the scale of the inputs), give a
+#' warning from [kpca()].
+#'
 #' **Target neighbours** (LMNN and DNE): `neighbors = "feature"` finds them by
 #' Euclidean distance in the KPCA coordinates, which equals the distance in
 #' feature space (the paper's Proposition "parseval"); `"input"` finds them in
 #' the standardized input space, as the paper does with the unweighted kernel.
 #'
 #' @param x A numeric matrix or data frame of inputs, one row per
-#'   observation; or, for the formula method, a formula such as
-#'   `Species ~ .`.
+#'   observation (numeric or logical columns; see [nca()] for other column
+#'   types).
+#' @param formula For the formula method, a formula such as `Species ~ .`
+#'   (first, or named `formula =` as for the other learners).
 #' @param y Class labels, one per row of `x`.
 #' @param learner `"nca"`, `"lmnn"`, `"dne"` or a learner function (see
 #'   Details).
@@ -87,8 +100,13 @@
 #'   learned map on the KPCA coordinates), `learner_fit` (what the learner
 #'   returned), `embedding` (training points in the learned space), `targets`
 #'   (LMNN/DNE target neighbours used), `prep` (input scaling), `y`, `k`,
-#'   `convergence`, `train_accuracy` (leave-one-out kNN accuracy) and
-#'   `settings`.
+#'   `convergence`, `train_accuracy` and `settings`. `y` keeps every level
+#'   of the labels, including levels without rows (a warning names them), so
+#'   predictions have the training levels. `train_accuracy` is the
+#'   leave-one-out kNN accuracy on the training points in the learned space:
+#'   it is optimistic, since the kernel and the metric were chosen on those
+#'   same points (on pure noise it can be near 1), so estimate accuracy on
+#'   held-out data or with [cv_kernel()] / caret resampling.
 #' @seealso [predict.kmaha_fit()], [cv_kernel()], [align_kernels()],
 #'   [kpca()].
 #' @examples
@@ -111,10 +129,8 @@ kmaha <- function(x, ...) UseMethod("kmaha")
 
 #' @rdname kmaha
 #' @export
-kmaha.formula <- function(x, data = NULL, subset, na.action, ...) {
-  call <- match.call()
-  names(call)[names(call) == "x"] <- "formula"
-  formula_method(call, parent.frame(), kmaha.default, list(...))
+kmaha.formula <- function(formula, data = NULL, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), kmaha.default, list(...))
 }
 
 #' @rdname kmaha
@@ -126,7 +142,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
                           scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
                           ...) {
   call <- match.call()
-  check_dots_empty(...)
+  check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
@@ -139,6 +155,11 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
   user_learner_args <- learner_args
+  check_learner_signature(lrn, learner_args)
+  if (learner_wants_targets(lrn, learner_args)) {
+    check_class_sizes(y, check_count(learner_args$k %||% 3L, "learner_args$k"),
+                      "learner_args$k")
+  }
   choice <- resolve_kernel_choice(kernel)
   if (lrn$builtin && lrn$name == "lmnn" && choice$type != "linear" &&
       is.null(learner_args$lambda)) {
@@ -172,8 +193,11 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
       kinfo$index <- cv$best
     },
     align = , align_lp = {
-      al <- align_kernels(xs, y, kernels,
-                          method = if (choice$type == "align") "qp" else "lp")
+      # A degenerate combined kernel is reported once, by kpca() below.
+      al <- withCallingHandlers(
+        align_kernels(xs, y, kernels,
+                      method = if (choice$type == "align") "qp" else "lp"),
+        kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
       kern <- al$kernel
       kinfo$alignment <- al
     },
@@ -190,22 +214,37 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     z <- kp$coords
   }
 
-  # 3. The learner on the coordinates.
-  lf <- run_learner(lrn, z, y, learner_args,
-                    input = if (neighbors == "input") xs)
+  # 3. The learner on the coordinates.  Its errors speak of its input `x`:
+  # say what that is here.
+  coords <- if (is.null(kp)) {
+    sprintf("%d standardized input columns", ncol(z))
+  } else {
+    sprintf("%d KPCA components", ncol(z))
+  }
+  if (!is.null(learner_args$dim) && is.numeric(learner_args$dim) &&
+      length(learner_args$dim) == 1L && !is.na(learner_args$dim) &&
+      learner_args$dim > ncol(z)) {
+    stopf("`learner_args$dim` (%s) must not exceed the number of coordinates the learner receives: %s%s.",
+          format(learner_args$dim), coords,
+          if (is.null(kp)) "" else " (keep more with a smaller `tol` or a larger `rank`, or lower `dim`)")
+  }
+  lf <- tryCatch(
+    run_learner(lrn, z, y, learner_args, input = if (neighbors == "input") xs),
+    error = function(e) {
+      stopf("%s on the %s (its `x`): %s", lrn$label, coords, conditionMessage(e))
+    })
   A <- lf$map
   emb <- apply_map(z, A)
   colnames(emb) <- paste0("dim", seq_len(ncol(emb)))
   rownames(emb) <- rownames(x)
-  loo <- knn_vote(emb, y, emb, k, self = TRUE)$class
   conv <- if (is.list(lf$fit) && !is.null(lf$fit$convergence)) lf$fit$convergence
 
   fit <- list(
     learner = lrn$name, learner_label = lrn$label,
     kernel = kern, kernel_choice = kinfo, kpca = kp, L = A,
     learner_fit = lf$fit, embedding = emb, targets = lf$targets,
-    prep = prep, y = y, k = k, convergence = conv,
-    train_accuracy = mean(loo == y),
+    prep = prep, y = full_levels(y), k = k, convergence = conv,
+    train_accuracy = loo_accuracy(emb, y, k),
     feature_names = feature_names, n_features = ncol(x),
     settings = list(learner_args = user_learner_args, neighbors = neighbors,
                     cv_folds = cv_folds, scale = scale, rank = rank,
@@ -220,6 +259,27 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
 klmnn_lambda0 <- 1
 klmnn_lambda <- function(z) {
   klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
+}
+
+# A learner function must take the coordinates and the labels as its first
+# two arguments, and every name in `learner_args` (and `targets`, which
+# run_learner() may add, only when it declares it).  Checked before any
+# work, so a wrong signature is reported plainly, without the data.
+check_learner_signature <- function(lrn, learner_args) {
+  if (lrn$builtin) return(invisible(lrn))
+  nm <- names(formals(lrn$fun) %||% formals(args(lrn$fun)))
+  has_dots <- "..." %in% nm
+  shown <- if (length(nm)) paste(nm, collapse = ", ") else "none"
+  if (!has_dots && length(nm) < 2L) {
+    stopf("`learner` must be a function f(x, y, ...) taking the coordinates and the class labels as its first two arguments (plus the names in `learner_args`) and returning a d x D map; this one takes (%s).",
+          shown)
+  }
+  extra <- setdiff(names(learner_args), nm)
+  if (length(extra) && !has_dots) {
+    stopf("`learner_args` sets %s, but `learner` takes only (%s); add the argument(s) or `...` to the function, or remove them from `learner_args`.",
+          paste(sQuote(extra, FALSE), collapse = ", "), shown)
+  }
+  invisible(lrn)
 }
 
 resolve_kernel_choice <- function(kernel) {
@@ -246,7 +306,6 @@ kmaha_fit_label <- function(fit) {
 kmaha_kernel_label <- function(fit) {
   ch <- fit$kernel_choice
   switch(ch$type,
-    linear = "none (linear learner on the inputs)",
     kernel = format(fit$kernel),
     cv = sprintf("chosen by %d-fold CV: %s", ncol(ch$cv$accuracy), format(fit$kernel)),
     align = sprintf("aligned (QP), alignment %.3f", ch$alignment$alignment),
@@ -260,7 +319,14 @@ kmaha_kernel_label <- function(fit) {
 #' learned map (`type = "transform"`), and classifies them by k nearest
 #' neighbours among the training points in that space (`"class"`, `"prob"`:
 #' the fraction of the `k` neighbour votes per class; see [knn_classify()]
-#' for ties).
+#' for ties). With `k = 1` the probabilities are only 0 or 1 (the single
+#' neighbour's class); use a larger `k` for graded vote fractions.
+#'
+#' The rules for new data are those of [predict.kmaha_linear()]: columns
+#' matched by name (a `newdata` without column names is an error when the
+#' model was trained on named columns), `NA` for rows with missing values, a
+#' result of length 0 for a `newdata` with no rows, and factors with every
+#' training level.
 #'
 #' @param object A `kmaha_fit` from [kmaha()].
 #' @param newdata New observations (a data frame for formula fits). `NULL`:
@@ -269,8 +335,9 @@ kmaha_kernel_label <- function(fit) {
 #' @param type `"class"`, `"prob"` or `"transform"`.
 #' @param k Neighbours for the vote; the fit's `k` by default.
 #' @param ... Unused.
-#' @return A factor, a matrix of class probabilities (rows sum to 1) or a
-#'   matrix of learned coordinates.
+#' @return A factor, a matrix of class probabilities (rows sum to 1; one
+#'   column per training level) or a matrix of learned coordinates, with one
+#'   element or row per row of `newdata`.
 #' @examples
 #' fit <- kmaha(Species ~ ., data = iris, learner = "dne",
 #'              kernel = rbf_kernel(1))
@@ -280,18 +347,8 @@ kmaha_kernel_label <- function(fit) {
 predict.kmaha_fit <- function(object, newdata = NULL,
                               type = c("class", "prob", "transform"),
                               k = object$k, ...) {
-  type <- match.arg(type)
-  k <- check_count(k, "k")
-  if (is.null(newdata)) {
-    if (type == "transform") return(object$embedding)
-    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE)
-    return(if (type == "class") res$class else res$prob)
-  }
-  x <- newdata_matrix(object, newdata, object$n_features)
-  z <- kmaha_transform(object, x)
-  if (type == "transform") return(z)
-  res <- knn_vote(object$embedding, object$y, z, k)
-  if (type == "class") res$class else res$prob
+  predict_embedded(object, newdata, match.arg(type), k,
+                   function(x) kmaha_transform(object, x))
 }
 
 # Raw input rows -> learned coordinates.
@@ -318,17 +375,33 @@ transform_matrix.kmaha_fit <- function(object) {
   A
 }
 
+# The first line of print() and summary(): what was fitted, in words.
+kmaha_fit_title <- function(fit) {
+  if (is.null(fit$kpca)) {
+    sprintf("%s on the %s inputs (kernel = \"linear\": no kernel, no KPCA)",
+            fit$learner_label,
+            if (isTRUE(fit$settings$scale)) "standardized" else "centred")
+  } else {
+    sprintf("%s by the KPCA trick (%s on kernel PCA coordinates)",
+            kmaha_fit_label(fit), fit$learner_label)
+  }
+}
+
+# The learner's objective in words, or NULL (custom learners).
+kmaha_learner_method <- function(fit) {
+  if (identical(fit$learner, "custom")) "custom" else fit$learner
+}
+
 #' @export
 print.kmaha_fit <- function(x, ...) {
-  cat(sprintf("<kmaha fit> %s by the KPCA trick\n", kmaha_fit_label(x)))
-  cat(sprintf("  kernel: %s\n", kmaha_kernel_label(x)))
+  cat("<kmaha fit> ", kmaha_fit_title(x), "\n", sep = "")
+  if (!is.null(x$kpca)) cat(sprintf("  kernel: %s\n", kmaha_kernel_label(x)))
   cat(sprintf("  %d training points, %d inputs, %s -> learned dimension %d\n",
               length(x$y), x$n_features,
               if (is.null(x$kpca)) "no KPCA" else
                 sprintf("%d KPCA components", ncol(x$kpca$coords)),
               ncol(x$embedding)))
-  cat(sprintf("  training accuracy (leave-one-out %d-NN): %.3f\n", x$k,
-              x$train_accuracy))
+  print_fit_lines(kmaha_learner_method(x), x$convergence, x$train_accuracy, x$k)
   invisible(x)
 }
 
@@ -343,14 +416,19 @@ summary.kmaha_fit <- function(object, ...) {
                               sigma = ch$alignment$sigma[ch$alignment$gamma > 0]),
     NULL)
   cv <- object$convergence
-  out <- list(learner = object$learner_label, kernel = kmaha_kernel_label(object),
+  method <- kmaha_learner_method(object)
+  out <- list(title = kmaha_fit_title(object), learner = object$learner_label,
+              kernel = if (is.null(object$kpca)) NULL else kmaha_kernel_label(object),
               choice = ch$type, chosen = chosen,
               n = length(object$y), n_features = object$n_features,
               kpca_rank = if (is.null(object$kpca)) NA_integer_ else ncol(object$kpca$coords),
-              dim = ncol(object$embedding), neighbors = object$settings$neighbors,
+              dim = ncol(object$embedding),
+              neighbors = if (!is.null(object$targets)) object$settings$neighbors,
               iterations = cv$iterations, objective = cv$objective,
-              converged = cv$converged, k = object$k,
-              classes = table(object$y),
+              converged = cv$converged, message = cv$message,
+              convergence = convergence_words(method, cv, in_print = FALSE),
+              objective_meaning = objective_meaning(method, short = FALSE),
+              k = object$k, classes = table(object$y),
               train_accuracy = object$train_accuracy)
   class(out) <- "summary.kmaha_fit"
   out
@@ -358,25 +436,27 @@ summary.kmaha_fit <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_fit <- function(x, ...) {
-  cat(sprintf("Kernelized %s (KPCA trick)\n", x$learner))
-  cat(sprintf("Kernel: %s\n", x$kernel))
+  cat(x$title, "\n", sep = "")
+  if (!is.null(x$kernel)) cat(sprintf("Kernel: %s\n", x$kernel))
   if (!is.null(x$chosen$sigma) && length(x$chosen$sigma)) {
     cat(sprintf("  sigma: %s\n", paste(format(x$chosen$sigma), collapse = ", ")))
   }
   if (!is.null(x$chosen$cv_accuracy)) {
     cat(sprintf("  CV accuracy of the chosen kernel: %.3f\n", x$chosen$cv_accuracy))
   }
-  cat(sprintf("Training points: %d, inputs: %d, KPCA components: %s, learned dimension: %d\n",
-              x$n, x$n_features, if (is.na(x$kpca_rank)) "none" else x$kpca_rank, x$dim))
-  cat(sprintf("Target neighbours from: %s space\n", x$neighbors))
-  if (!is.null(x$iterations)) {
-    cat(sprintf("Optimizer: %d iterations, objective %.6g, %s\n",
-                as.integer(x$iterations), x$objective,
-                if (isTRUE(x$converged)) "converged" else "NOT converged"))
+  if (is.na(x$kpca_rank)) {
+    cat(sprintf("Training points: %d, inputs: %d, learned dimension: %d\n",
+                x$n, x$n_features, x$dim))
+  } else {
+    cat(sprintf("Training points: %d, inputs: %d, KPCA components: %d, learned dimension: %d\n",
+                x$n, x$n_features, x$kpca_rank, x$dim))
+  }
+  if (!is.null(x$neighbors)) {
+    cat(sprintf("Target neighbours found in: %s space\n", x$neighbors))
   }
   cat("Class sizes:\n")
   print(x$classes)
-  cat(sprintf("Training accuracy (leave-one-out %d-NN): %.3f\n", x$k, x$train_accuracy))
+  print_summary_fit_lines(x, x$k)
   invisible(x)
 }
 

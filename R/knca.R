@@ -45,9 +45,10 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
                          init = "auto", max_iter = 500, tol = 1e-5,
                          scale = TRUE, verbose = FALSE, num_threads = NULL,
                          ...) {
-  check_dots_empty_nca(list(...), "knca")
+  check_dots_empty("knca()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
+  check_class_sizes(y)
   check_kernel(kernel)
   opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
   lambda <- opt$lambda; max_iter <- opt$max_iter; tol <- opt$tol
@@ -56,6 +57,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   xs <- apply_scaling(x, prep)
   K <- cpp_kernel_matrix(kernel, xs, NULL)
   K <- (K + t(K)) / 2
+  warn_degenerate_kernel(kernel, xs, K)
   n <- nrow(K)
   start <- knca_init(init, K, dim)
   res <- nca_run("knca", K, y, start$U, K, opt)
@@ -65,9 +67,8 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   z <- apply_map(K, U)
   colnames(z) <- rownames(U)
   rownames(z) <- rownames(x)
-  loo <- knn_vote(z, y, z, 1L, self = TRUE)$class
   fit <- list(method = "knca", U = U, kernel = kernel, x = xs, prep = prep,
-              y = y, embedding = z,
+              y = full_levels(y), embedding = z,
               settings = list(dim = d, init = start$label, lambda = lambda,
                               max_iter = max_iter, tol = tol, scale = scale,
                               num_threads = threads),
@@ -75,7 +76,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
                                  objective = res$value, trace = res$trace,
                                  converged = res$converged,
                                  message = res$message, isa = res$isa),
-              train_accuracy = mean(loo == y),
+              train_accuracy = loo_accuracy(z, y),
               feature_names = colnames(x), n_features = ncol(x),
               call = match.call())
   class(fit) <- c("kmaha_knca", "kmaha_kernel_trick")
@@ -178,14 +179,11 @@ predict.kmaha_knca <- function(object, newdata = NULL,
 
 #' @export
 print.kmaha_knca <- function(x, ...) {
-  cv <- x$convergence
   cat("<kmaha KNCA> kernel-trick NCA\n")
   cat("  kernel: ", format(x$kernel), "\n", sep = "")
-  cat(sprintf("  coefficients U: %d x %d   training points: %d   classes: %d\n",
-              nrow(x$U), ncol(x$U), length(x$y), nlevels(x$y)))
-  cat(sprintf("  lambda: %s   iterations: %d   objective: %.6g   converged: %s\n",
-              format(x$settings$lambda), as.integer(cv$iterations), cv$objective,
-              if (isTRUE(cv$converged)) "yes" else "no"))
-  cat(sprintf("  training accuracy (leave-one-out 1-NN): %.3f\n", x$train_accuracy))
+  cat(sprintf("  coefficients U: %d x %d   training points: %d   classes: %d   lambda: %s\n",
+              nrow(x$U), ncol(x$U), length(x$y), nlevels(x$y),
+              format(x$settings$lambda)))
+  print_fit_lines("knca", x$convergence, x$train_accuracy)
   invisible(x)
 }

@@ -24,6 +24,15 @@
 #' most twice the sum of their eigenvalues; use a smaller `tol` (e.g.
 #' `1e-12`) for distances exact to rounding.
 #'
+#' **Degenerate kernels.** `kpca()` warns when the kernel is numerically
+#' degenerate on `x` (checked on up to 256 evenly spaced rows): when its
+#' Gram matrix is numerically the identity (every point equally far from
+#' every other in feature space, e.g. an RBF kernel on inputs far too spread
+#' out for its `sigma`) or numerically constant (all points at the same
+#' place, inputs far too close together). The coordinates are then
+#' meaningless for nearest neighbours: standardize the inputs or change the
+#' kernel's parameters.
+#'
 #' **Solvers.** `"full"` reduces \eqn{K_c} to tridiagonal form (Eigen),
 #' solves the tridiagonal problem with LAPACK's MRRR solver `dstevr` and
 #' back-transforms only the eigenvectors that are kept: every component, or
@@ -72,6 +81,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   check_kernel(kernel)
   x <- check_x(x, "x")
   args <- kpca_check_args(nrow(x), rank, tol, method)
+  warn_degenerate_kernel(kernel, x)
   fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method))
   fit <- kpca_finish(fit, args, rownames(x))
   fit$kernel <- kernel

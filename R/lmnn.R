@@ -16,35 +16,45 @@
 #' `mu = 0.5` is \eqn{c = 1}), plus the optional regulariser
 #' \eqn{\lambda\,\mathrm{tr}(M) = \lambda \|L\|_F^2}.
 #'
-#' **Solvers.** `solver = "M"` (the default for a full-rank metric) solves the
-#' convex problem over \eqn{M}: projected sub-gradient steps (negative
-#' eigenvalues clipped) with Nesterov momentum and an adaptive step size
-#' (it grows after a successful step; after a failed step the move is undone
-#' and the momentum restarted, or the step halved), in coordinates whitened
-#' by the pull term (a change of variables that keeps the problem convex but
-#' conditions it far better). The hinge is first smoothed (quadratic within
-#' 0.5 of the kink, then 0.05) and the final stage uses the exact hinge, so
-#' the iterates do not stall at kinks. Impostors are tracked in an active set
-#' of pairs, refreshed by an exhaustive blocked search every 10 iterations
-#' (less often while refreshes find nothing new, sooner when \eqn{M} moves
-#' by more than 25%); if a refresh shows that the objective rose because of
-#' impostors missing from the set, the solver returns to the previous refresh
-#' point with both sets. Convergence is declared only after a refresh finds
-#' no violating pair missing, so the reported objective is exact. The map
-#' returned is \eqn{L = \Lambda^{1/2} V^\top} from the eigendecomposition of
-#' \eqn{M} (rows for non-negligible eigenvalues; the top `dim` when `dim` is
-#' smaller than the number of features). `solver = "L"` (the default when
-#' `dim` is smaller than the number of features) minimises the same objective
-#' over a `dim` x D map \eqn{L} by L-BFGS with the same smoothing stages,
-#' restarted after each refresh of the active set; this problem is not
-#' convex. For `"M"`, an iteration is one sub-gradient step; for `"L"`, one
-#' objective and gradient evaluation. Memory stays linear in the number of
-#' points: no n x n matrix is stored.
+#' **Solver.** The default (`solver = "L"`, also what `"auto"` picks) writes
+#' \eqn{M = L^\top L} and minimises over the `dim` x D map \eqn{L} by
+#' L-BFGS (R's own `lbfgsb`), in coordinates chosen so that the problem is
+#' well conditioned: the quadratic part of the objective,
+#' \eqn{(1-\mu)\,\mathrm{pull} + \lambda\,\mathrm{tr}(M)}, becomes
+#' \eqn{\|L\|_F^2} after a linear change of variables (a Cholesky factor of
+#' its matrix; a tiny ridge is added when `lambda = 0` and that matrix is
+#' singular). This is what makes the solver fast when the dimension is about
+#' the number of points, as on kernel PCA coordinates (the KPCA trick of
+#' [kmaha()]). With `dim` equal to the number of features the problem is the
+#' convex one over \eqn{M}; with a smaller `dim` it is not convex. The hinge
+#' is first smoothed (quadratic within 0.5 of the kink, then 0.05 and 0.005)
+#' and the last stage uses the exact hinge. Impostors are visited in one of
+#' three ways, re-decided whenever the impostor set is refreshed: for up to
+#' 2048 points with many impostors, every pair at every evaluation through the
+#' Gram matrix of the mapped points; otherwise an active set of pairs
+#' refreshed by an exhaustive blocked search (going back with both sets when
+#' a refresh shows missed impostors); and when that set would exceed
+#' \eqn{\max(2^{23}, 512n)} pairs, every pair at every evaluation by the
+#' blocked search, so memory stays linear in the number of points. The
+#' reported objective is always the exact one. An iteration is one objective
+#' and gradient evaluation; `max_iter` bounds their number (the last L-BFGS
+#' run may finish its line search a few evaluations beyond it), so it bounds
+#' the work. `solver = "M"` solves the convex problem over \eqn{M} directly by
+#' projected sub-gradient steps with momentum (one eigendecomposition of a
+#' D x D matrix per step: slow when D is large; kept as a reference).
+#'
+#' **Directions without variation.** The objective depends on \eqn{M} only
+#' through differences of training points. When these span fewer than D
+#' dimensions (more features than points, or collinear features), both
+#' solvers work in that span and the metric returned ignores the other
+#' directions (the regularised problem, `lambda > 0`, has its optimum there
+#' anyway); the map then has at most as many rows as the span has dimensions.
 #'
 #' **Small classes.** A class with fewer than `k + 1` members gives its points
 #' as many target neighbours as it has other members (none for a singleton,
 #' which then acts only as an impostor for other classes); one warning names
-#' such classes. It is an error when no class has `k + 1` members.
+#' such classes. It is an error when no class has `k + 1` members. The rule
+#' is the same for every learner of the package (see [nca()], [dne()]).
 #'
 #' @param x A numeric matrix or data frame (one observation per row).
 #' @param y Class labels (a factor, or a vector coerced to one).
@@ -63,11 +73,17 @@
 #'   `"random"` (Gaussian entries), or a numeric `dim` x D matrix.
 #' @param lambda Non-negative weight of the regulariser \eqn{\lambda \|L\|_F^2}.
 #' @param max_iter Maximum number of iterations (see Solvers).
-#' @param tol Convergence tolerance on the relative decrease of the objective.
-#' @param solver `"auto"`, `"M"` or `"L"` (see Solvers).
+#' @param tol Convergence tolerance on the relative decrease of the objective
+#'   (L-BFGS's `factr` is `tol / .Machine$double.eps`, as in [stats::optim()]).
+#'   The default `1e-5` reaches the converged objective within 0.5% on the
+#'   benchmark problems (`bench/lmnn-solver.R`).
+#' @param solver `"auto"`, `"M"` or `"L"` (see Solver).
 #' @param scale Standardize the columns before learning (the scaling is stored
 #'   and applied at prediction time).
 #' @param verbose Print progress.
+#' @param num_threads Number of threads for the solver's matrix products and
+#'   searches: `NULL` uses the package setting (option `kmaha.num_threads`,
+#'   then the environment variable `KMAHA_NUM_THREADS`, then 2).
 #' @param formula A formula `class ~ predictors`.
 #' @param data,subset,na.action Model frame arguments, as in [stats::lm()].
 #' @param ... Further arguments passed to `lmnn.default()`.
@@ -93,12 +109,10 @@ lmnn <- function(x, ...) UseMethod("lmnn")
 #' @export
 lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
                          init = "auto", lambda = 0, max_iter = 1000,
-                         tol = 1e-7, solver = c("auto", "M", "L"),
-                         scale = TRUE, verbose = FALSE, ...) {
-  if (...length()) {
-    stopf("Unknown argument(s) to lmnn(): %s.",
-          paste(sQuote(names(list(...)) %||% "", FALSE), collapse = ", "))
-  }
+                         tol = 1e-5, solver = c("auto", "M", "L"),
+                         scale = TRUE, verbose = FALSE, num_threads = NULL,
+                         ...) {
+  check_dots_empty("lmnn()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   n <- nrow(x)
@@ -115,6 +129,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   solver <- match.arg(solver)
   scale <- check_flag(scale, "scale")
   verbose <- check_flag(verbose, "verbose")
+  threads <- nca_threads(num_threads)
   feature_names <- colnames(x)
 
   init_mat <- NULL
@@ -146,33 +161,30 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   dimnames(xs) <- NULL
 
   if (is.null(targets)) {
-    sizes <- tabulate(as.integer(y), nlevels(y))
-    if (all(sizes < k + 1L)) {
-      stopf("`k` (%d) is too large: no class has more than %d members, so no point can have %d target neighbours. Use k <= %d.",
-            k, max(sizes), k, max(sizes) - 1L)
-    }
-    if (any(sizes < k + 1L)) {
-      small <- levels(y)[sizes < k + 1L]
-      warnf("Class(es) %s have fewer than k + 1 = %d members; their points get fewer than %d target neighbours (none for a singleton).",
-            paste(sQuote(small, FALSE), collapse = ", "), k + 1L, k)
-    }
+    check_class_sizes(y, k, "k")
     targets <- cpp_class_neighbors(xs, as.integer(y), k, TRUE)
   } else {
-    targets <- check_targets(targets, y, if (k_given) k else NULL)
+    targets <- check_neighbor_matrix(targets, y, "targets", same = TRUE,
+                                     k = if (k_given) k, require_any = TRUE)
     k <- ncol(targets)
   }
 
-  solver <- if (solver == "auto") (if (dim < D) "L" else "M") else solver
+  solver <- if (solver == "auto") "L" else solver
   L0 <- lmnn_init(init, init_mat, xs, dim)
 
   res <- cpp_lmnn_fit(xs, as.integer(y), targets, L0, mu, lambda, max_iter,
-                      tol, solver, 10L, 0.2, verbose)
+                      tol, solver, 10L, 0.2, verbose, threads)
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
+  if (!res$converged) {
+    warnf("lmnn() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+          res$message, as.integer(res$iterations),
+          if (solver == "M") "iterations" else "evaluations")
+  }
   convergence <- list(iterations = as.integer(res$iterations),
                       objective = res$objective, trace = res$trace,
                       converged = res$converged, message = res$message)
-  settings <- list(k = k, dim = dim, mu = mu, lambda = lambda,
+  settings <- list(k = k, dim = nrow(L), mu = mu, lambda = lambda,
                    max_iter = max_iter, tol = tol, solver = solver,
                    init = if (is.null(init_mat)) init else "matrix",
                    scale = scale)
@@ -188,49 +200,6 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 #' @export
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), lmnn.default, list(...))
-}
-
-# Validate user-supplied target neighbours: an n x k matrix of row indices of
-# other rows of the same class (NA = none).
-check_targets <- function(targets, y, k = NULL) {
-  n <- length(y)
-  if (is.data.frame(targets)) targets <- as.matrix(targets)
-  if (!is.matrix(targets) || !(is.numeric(targets) || is.logical(targets))) {
-    stopf("`targets` must be an integer matrix with one row per observation (n x k).")
-  }
-  if (nrow(targets) != n) {
-    stopf("`targets` has %d rows but `x` has %d; it must be an n x k matrix.",
-          nrow(targets), n)
-  }
-  if (ncol(targets) == 0L) stopf("`targets` has no columns.")
-  if (!is.null(k) && ncol(targets) != k) {
-    stopf("`targets` has %d columns but `k` is %d; they must match.",
-          ncol(targets), k)
-  }
-  v <- targets[!is.na(targets)]
-  if (any(v != round(v)) || any(v < 1) || any(v > n)) {
-    stopf("`targets` must hold row numbers between 1 and %d (or NA).", n)
-  }
-  storage.mode(targets) <- "integer"
-  rows <- row(targets)
-  ok <- !is.na(targets)
-  if (any(targets[ok] == rows[ok])) {
-    r <- rows[ok][targets[ok] == rows[ok]][1]
-    stopf("`targets` lists row %d as its own target neighbour; targets must be other rows.", r)
-  }
-  yi <- as.integer(y)
-  diff <- yi[targets[ok]] != yi[rows[ok]]
-  if (any(diff)) {
-    r <- rows[ok][diff][1]
-    stopf("`targets` row %d has a target of another class; targets must share the class of their row.", r)
-  }
-  dup <- apply(targets, 1L, function(t) anyDuplicated(t[!is.na(t)]) > 0L)
-  if (any(dup)) {
-    stopf("`targets` row %d repeats a target neighbour.", which(dup)[1])
-  }
-  if (!any(ok)) stopf("`targets` has no target neighbour at all (all NA).")
-  dimnames(targets) <- NULL
-  targets
 }
 
 # Starting map (dim x D) on the preprocessed inputs.

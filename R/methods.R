@@ -73,7 +73,8 @@ summary.kmaha_alignment <- function(object, ...) {
                     weight = object$weights[keep],
                     alignment = object$base_alignment[keep])
   out <- list(method = object$method, alignment = object$alignment,
-              kernels = tab, n_kernels = length(object$weights))
+              kernels = tab, n_kernels = length(object$weights),
+              ridge = object$ridge %||% 0)
   class(out) <- "summary.kmaha_alignment"
   out
 }
@@ -85,5 +86,9 @@ print.summary.kmaha_alignment <- function(x, ...) {
   cat(sprintf("Alignment of the combined kernel with the ideal kernel: %.4f\n",
               x$alignment))
   print(x$kernels, row.names = FALSE, digits = 4)
+  if (!is.null(x$ridge) && x$ridge > 0) {
+    cat(sprintf("Ridge added to the normalised Gram inner products S' to make the QP strictly convex: %.3g\n",
+                x$ridge))
+  }
   invisible(x)
 }

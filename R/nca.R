@@ -12,15 +12,34 @@
 #' number of points), with a numerically safe softmax, on `num_threads`
 #' threads; the minimiser is R's L-BFGS-B.
 #'
-#' The core is compiled twice on x86-64 with GCC: for the baseline
-#' instruction set and for AVX2 with FMA; the second copy, about twice as
-#' fast, is used when the CPU supports it. `options(kmaha.nca_isa =
-#' "default")` forces the baseline copy (`"avx2"` insists on the other one,
-#' `"auto"` is the default); both compute the same values up to rounding.
-#' The copy used is recorded in `convergence$isa`.
+#' The products and the softmax run in kernels compiled for the baseline
+#' instruction set and, where available, for AVX2 with FMA; see the section
+#' "Instruction sets" of [kmaha-package] for the option that chooses. The
+#' kernels used are recorded in `convergence$isa`.
 #'
-#' Classes with a single member contribute nothing to the objective (they
-#' have no same-class neighbour), so tiny classes are harmless.
+#' **Small classes.** A point whose class has no other member has no
+#' same-class neighbour and contributes nothing to the objective. Such
+#' singleton classes are used as they are, with one warning naming them;
+#' when no class has 2 members there is nothing to learn, which is an error.
+#' This is the rule of [lmnn()] and [dne()] with one neighbour (they need
+#' `k + 1` members per class for `k` target neighbours).
+#'
+#' **Input columns.** The matrix interface takes numeric and logical
+#' columns (logical as 0/1); the formula interface also takes factors and
+#' character columns, expanded into indicator columns by
+#' [stats::model.matrix()]. Columns of any other class (Date, POSIXct,
+#' difftime, ...) are rejected by both, with the conversion to use (e.g.
+#' `as.numeric()` for days since 1970-01-01), since their units would mix
+#' silently with the others. With `scale = TRUE`, a column whose standard
+#' deviation is below \eqn{10^{-12}} times its largest absolute value counts
+#' as constant (an error): the test is relative, so rescaling the data by
+#' any factor does not change the fit. The same rules hold for every learner
+#' of the package.
+#'
+#' **Accuracy.** The printed training accuracy is the leave-one-out 1-NN
+#' accuracy on the training points in the learned metric: optimistic, since
+#' the metric was fitted to those points (with many more columns than rows
+#' it can be near 1 on pure noise). Estimate accuracy on held-out data.
 #'
 #' @param x A numeric matrix or data frame of inputs, one row per
 #'   observation.
@@ -71,9 +90,10 @@ nca <- function(x, ...) UseMethod("nca")
 nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
                         max_iter = 500, tol = 1e-5, scale = TRUE,
                         verbose = FALSE, num_threads = NULL, ...) {
-  check_dots_empty_nca(list(...), "nca")
+  check_dots_empty("nca()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
+  check_class_sizes(y)
   D <- ncol(x)
   dim <- check_dim_nca(dim, D, "x")
   opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
@@ -112,16 +132,6 @@ nca_threads <- function(num_threads = NULL) {
     num_threads <- if (nzchar(env)) suppressWarnings(as.numeric(env)) else 2L
   }
   check_count(num_threads, "num_threads")
-}
-
-check_dots_empty_nca <- function(dots, fun) {
-  if (length(dots)) {
-    nm <- names(dots)
-    nm <- if (is.null(nm)) rep("", length(dots)) else nm
-    shown <- ifelse(nzchar(nm), nm, "<unnamed>")
-    stopf("%s() got unknown argument(s): %s.", fun,
-          paste(sQuote(shown, FALSE), collapse = ", "))
-  }
 }
 
 check_dim_nca <- function(dim, D, arg_x = "x") {
@@ -175,17 +185,6 @@ pca_directions <- function(xs, dim) {
   t(sweep(v, 2L, s, "*"))
 }
 
-# Which compiled copy of the NCA objective to use: option kmaha.nca_isa,
-# "auto" (default), "avx2" or "default".
-nca_isa <- function() {
-  isa <- getOption("kmaha.nca_isa", "auto")
-  if (!is.character(isa) || length(isa) != 1L || is.na(isa) ||
-      !isa %in% c("auto", "avx2", "default")) {
-    stopf("Option `kmaha.nca_isa` must be \"auto\", \"avx2\" or \"default\".")
-  }
-  isa
-}
-
 # Options shared by nca() and knca(), validated once.
 nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
   list(lambda = check_number(lambda, "lambda", nonneg = TRUE),
@@ -200,7 +199,7 @@ nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
 # with `K` the regulariser's Gram matrix), warning when it hits the cap.
 nca_run <- function(fun, feats, y, start, K, opt) {
   res <- cpp_nca_fit(feats, as.integer(y), start, opt$lambda, K, opt$max_iter,
-                     opt$tol, opt$verbose, opt$threads, nca_isa())
+                     opt$tol, opt$verbose, opt$threads)
   if (!res$converged) {
     warnf("%s() did not converge (%s after %d evaluations); raise `max_iter` or loosen `tol`.",
           fun, res$message, as.integer(res$iterations))

@@ -4,22 +4,60 @@
 stopf <- function(...) stop(sprintf(...), call. = FALSE)
 warnf <- function(...) warning(sprintf(...), call. = FALSE)
 
-# A numeric matrix from a matrix or data frame of numeric columns.
-check_x <- function(x, arg = "x") {
+# One rule for columns that are not numbers.  The matrix interface takes
+# numeric and logical columns (TRUE/FALSE become 1/0); the formula interface
+# also takes factors and character columns, which model.matrix() expands into
+# indicator columns.  Every other class (Date, POSIXct, difftime, complex,
+# list, ...) is rejected by both, with the conversion to use: such columns
+# carry units that a distance would silently mix with the others.
+nonnumeric_hint <- function(col, name, formula = FALSE) {
+  if (inherits(col, "Date")) {
+    return(sprintf("convert it to days with as.numeric(%s) (days since 1970-01-01), or drop it", name))
+  }
+  if (inherits(col, "POSIXt")) {
+    return(sprintf("convert it to seconds with as.numeric(%s) (seconds since 1970-01-01 UTC), or drop it", name))
+  }
+  if (inherits(col, "difftime")) {
+    return(sprintf("convert it with as.numeric(%s, units = \"secs\") (or another unit), or drop it", name))
+  }
+  if (!formula && (is.factor(col) || is.character(col))) {
+    return("convert it to numbers, drop it, or use the formula interface, which expands factors into indicator columns")
+  }
+  "convert it to numbers or drop it"
+}
+
+# TRUE for the column classes a matrix (or, with formula = TRUE, a model
+# frame) may hold.
+column_ok <- function(col, formula = FALSE) {
+  if (inherits(col, c("Date", "POSIXt", "difftime"))) return(FALSE)
+  is.numeric(col) || is.logical(col) ||
+    (formula && (is.factor(col) || is.character(col)))
+}
+
+stop_bad_column <- function(df, arg, formula = FALSE) {
+  bad <- !vapply(df, column_ok, logical(1), formula = formula)
+  if (!any(bad)) return(invisible(NULL))
+  j <- which(bad)[1]
+  nm <- names(df)[j]
+  stopf("`%s` must have numeric columns only; column %s is %s: %s.",
+        arg, sQuote(nm, FALSE), class(df[[j]])[1],
+        nonnumeric_hint(df[[j]], nm, formula))
+}
+
+# A numeric matrix from a matrix or data frame of numeric columns.  Training
+# data must be complete; new data at predict time may hold rows with missing
+# values (allow_na) and may have no rows (allow_empty).
+check_x <- function(x, arg = "x", allow_na = FALSE, allow_empty = FALSE) {
   if (is.data.frame(x)) {
-    bad <- !vapply(x, function(col) is.numeric(col) || is.logical(col),
-                   logical(1))
-    if (any(bad)) {
-      stopf("`%s` must have numeric columns only; column %s is %s. Convert it, drop it, or use the formula interface, which expands factors.",
-            arg, sQuote(names(x)[which(bad)[1]], FALSE),
-            class(x[[which(bad)[1]]])[1])
-    }
+    stop_bad_column(x, arg)
     x <- as.matrix(x)
     storage.mode(x) <- "double"
   }
   if (!is.matrix(x)) {
-    if (is.numeric(x) && is.null(dim(x))) {
+    if (is.numeric(x) && is.null(dim(x)) && !inherits(x, c("Date", "POSIXt", "difftime"))) {
       x <- matrix(x, ncol = 1L)
+    } else if (inherits(x, c("Date", "POSIXt", "difftime"))) {
+      stopf("`%s` is a %s: %s.", arg, class(x)[1], nonnumeric_hint(x, arg))
     } else {
       stopf("`%s` must be a numeric matrix or data frame, not %s.",
             arg, class(x)[1])
@@ -29,9 +67,9 @@ check_x <- function(x, arg = "x") {
     stopf("`%s` must be numeric, not a %s matrix. Convert it with as.numeric() or use the formula interface.",
           arg, typeof(x))
   }
-  if (nrow(x) == 0L) stopf("`%s` has no rows.", arg)
+  if (nrow(x) == 0L && !allow_empty) stopf("`%s` has no rows.", arg)
   if (ncol(x) == 0L) stopf("`%s` has no columns.", arg)
-  if (anyNA(x)) {
+  if (!allow_na && anyNA(x)) {
     stopf("`%s` contains missing values (NA/NaN). Remove or impute them first (the formula interface drops them with na.action = na.omit).",
           arg)
   }
@@ -42,7 +80,10 @@ check_x <- function(x, arg = "x") {
   x
 }
 
-# A factor of class labels matching n rows, with unused levels dropped.
+# A factor of class labels matching n rows.  Levels without rows are dropped
+# for fitting (with a warning) and remembered in the attribute "levels_all";
+# fitted objects store the labels through full_levels(), so predictions keep
+# every training level.
 check_y <- function(y, n, arg = "y", min_classes = 2L) {
   if (is.null(y)) stopf("`%s` is missing: supply the class labels.", arg)
   if (is.matrix(y) || is.data.frame(y)) {
@@ -60,12 +101,82 @@ check_y <- function(y, n, arg = "y", min_classes = 2L) {
     stopf("`%s` must hold class labels (a factor), but it is continuous. These learners are for classification.",
           arg)
   }
-  y <- droplevels(as.factor(y))
+  y <- as.factor(y)
+  all_lev <- levels(y)
+  y <- droplevels(y)
   if (nlevels(y) < min_classes) {
     stopf("`%s` has only %d class; at least %d classes are needed to learn a metric.",
           arg, nlevels(y), min_classes)
   }
+  unused <- setdiff(all_lev, levels(y))
+  if (length(unused)) {
+    warnf("`%s` has level(s) %s with no rows; they stay levels of the predictions (with probability 0) but can never be predicted. Use droplevels() to remove them.",
+          arg, paste(sQuote(unused, FALSE), collapse = ", "))
+    attr(y, "levels_all") <- all_lev
+  }
   y
+}
+
+# The labels with every level they had before check_y() dropped the unused
+# ones (what fitted objects store and predictions use).
+full_levels <- function(y) {
+  lev <- attr(y, "levels_all")
+  if (is.null(lev)) return(y)
+  factor(as.character(y), levels = lev)
+}
+
+# One rule for classes too small for a learner, shared by NCA, KNCA, LMNN,
+# DNE, KDNE and kmaha(): every point wants `k` same-class neighbours (NCA: at
+# least one, k = 1), so a class needs k + 1 members.  Smaller classes are
+# used as far as they go, with one warning naming them; when no class is
+# large enough the learner has nothing to learn from, which is an error.
+# `k_arg` names the argument that set k (NULL for NCA, which has none).
+check_class_sizes <- function(y, k = 1L, k_arg = NULL) {
+  sizes <- table(y)
+  sizes <- sizes[sizes > 0L]
+  need <- k + 1L
+  if (all(sizes < need)) {
+    if (is.null(k_arg) || max(sizes) < 2L) {
+      stopf("`y` has no class with 2 or more members, so no point has a same-class neighbour and there is nothing to learn from. Each class needs at least 2 rows to take part%s.",
+            if (is.null(k_arg)) "" else sprintf(", and %d rows for `%s` = %d", need, k_arg, k))
+    }
+    stopf("`%s` (%d) is too large: no class has more than %d members, so no point can have %d same-class neighbours. Use %s <= %d.",
+          k_arg, k, max(sizes), k, k_arg, max(sizes) - 1L)
+  }
+  small <- sizes[sizes < need]
+  if (!length(small)) return(invisible(FALSE))
+  what <- paste0(sQuote(names(small), FALSE), " (",
+                 as.integer(small), ifelse(small == 1L, " member)", " members)"),
+                 collapse = ", ")
+  bound <- if (is.null(k_arg)) "2" else sprintf("%s + 1 = %d", k_arg, need)
+  if (length(small) == 1L) {
+    warnf("`y`: class %s has fewer than %s members; its points use as many same-class neighbours as the class allows (none for a singleton).",
+          what, bound)
+  } else {
+    warnf("`y`: classes %s have fewer than %s members; their points use as many same-class neighbours as each class allows (none for a singleton).",
+          what, bound)
+  }
+  invisible(TRUE)
+}
+
+# One way to reject arguments a function does not take: names the function
+# and every unknown argument, with an optional hint.  `nm` are the names of
+# the surplus arguments ("" for unnamed ones).
+stop_unknown_args <- function(fun, nm, hint = NULL) {
+  shown <- ifelse(is.na(nm) | !nzchar(nm), "<unnamed>", sQuote(nm, FALSE))
+  stopf("Unknown argument(s) to %s: %s.%s", fun, paste(shown, collapse = ", "),
+        if (is.null(hint)) "" else paste0(" ", hint))
+}
+
+# For functions whose `...` must be empty; `fun` as shown to the user, e.g.
+# "nca()". The arguments are not evaluated.
+check_dots_empty <- function(fun, ..., hint = NULL) {
+  n <- ...length()
+  if (n) {
+    nm <- names(substitute(alist(...)))[-1L]
+    stop_unknown_args(fun, if (is.null(nm)) rep("", n) else nm, hint)
+  }
+  invisible(NULL)
 }
 
 # A single finite number, optionally required to be positive / non-negative.
@@ -94,16 +205,28 @@ check_flag <- function(v, arg) {
   v
 }
 
-# Column centring/scaling learned on training data.
+# Column centring/scaling learned on training data.  A column is constant
+# when its standard deviation is below 1e-12 of its largest absolute value,
+# so the test does not depend on the units: x * 1e-150 and x * 1e150 are
+# treated as x is.  For the test, and for the scale of columns so tiny or
+# huge that squaring them would underflow or overflow, the sd is computed on
+# the column divided by that value; otherwise directly (as scale() does).
 fit_scaling <- function(x, scale = TRUE, arg = "x") {
   center <- colMeans(x)
   if (isTRUE(scale)) {
-    s <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
-    const <- !(s > 1e-12 * pmax(1, abs(center)))
+    dof <- max(nrow(x) - 1L, 1L)
+    top <- apply(abs(x), 2L, max)
+    unit <- ifelse(top > 0, top, 1)
+    xs <- sweep(x, 2L, unit, "/", check.margin = FALSE)
+    s_unit <- sqrt(colSums(sweep(xs, 2L, colMeans(xs), check.margin = FALSE)^2) / dof)
+    s <- sqrt(colSums(sweep(x, 2L, center, check.margin = FALSE)^2) / dof)
+    safe <- is.finite(s) & s > 1e-140 & s < 1e140
+    s[!safe] <- (s_unit * unit)[!safe]
+    const <- !(s_unit > 1e-12)
     if (any(const)) {
       nm <- colnames(x)
       which_c <- if (is.null(nm)) as.character(which(const)) else nm[const]
-      stopf("`%s` has constant column(s) %s; they carry no distance information. Remove them before fitting.",
+      stopf("`%s` has constant column(s) %s (standard deviation below 1e-12 of the largest absolute value); they carry no distance information. Remove them before fitting.",
             arg, paste(sQuote(which_c, FALSE), collapse = ", "))
     }
   } else {
@@ -118,20 +241,82 @@ apply_scaling <- function(x, prep) {
   sweep(x, 2L, prep$scale, "/", check.margin = FALSE)
 }
 
-# New data at predict time: same columns as the training data.
+# New data at predict time: the training columns, matched by name when the
+# model was trained on named columns (so reordered columns work, and other
+# columns are ignored), by position otherwise.  Rows with missing values and zero rows are allowed: predict()
+# returns NA for such rows.
 check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
-  x <- check_x(newdata, arg)
-  if (!is.null(train_names) && !is.null(colnames(x))) {
-    missing_cols <- setdiff(train_names, colnames(x))
+  if (!is.null(train_names) && !is.null(colnames(newdata))) {
+    # Columns not used in training are ignored (whatever their type).
+    missing_cols <- setdiff(train_names, colnames(newdata))
     if (length(missing_cols)) {
       stopf("`%s` lacks column(s) used in training: %s.", arg,
             paste(sQuote(missing_cols, FALSE), collapse = ", "))
     }
-    x <- x[, train_names, drop = FALSE]
+    newdata <- newdata[, train_names, drop = FALSE]
+  }
+  x <- check_x(newdata, arg, allow_na = TRUE, allow_empty = TRUE)
+  if (!is.null(train_names) && is.null(colnames(x))) {
+    stop_unnamed_newdata(train_names, arg)
   }
   if (ncol(x) != ncol_train) {
     stopf("`%s` has %d columns but the model was trained on %d.",
           arg, ncol(x), ncol_train)
   }
   x
+}
+
+stop_unnamed_newdata <- function(train_names, arg = "newdata") {
+  shown <- utils::head(train_names, 4L)
+  stopf("`%s` has no column names, but the model was trained on named columns (%s%s). Columns are matched by name: set them first, with colnames(%s) <- the training names in the order of your columns.",
+        arg, paste(sQuote(shown, FALSE), collapse = ", "),
+        if (length(train_names) > length(shown)) ", ..." else "", arg)
+}
+
+# Numerically degenerate kernels.  On up to 256 evenly spaced rows of x, the
+# feature-space squared distances d_ij = K_ii + K_jj - 2 K_ij between rows
+# that differ in input space show whether the kernel sees the data:
+#   "constant": every d_ij below 1e-8 of the largest |K_ij|: the points sit
+#     numerically on top of each other in feature space (inputs too close
+#     for the kernel, e.g. x * 1e-150 with an RBF kernel);
+#   "identity": every d_ij equal to 1e-8 relative (at least three pairs):
+#     the Gram matrix is numerically the identity up to a constant, every
+#     point equally far from every other (inputs too far apart, e.g.
+#     x * 1e150, or a far too small sigma).
+# Either way nearest neighbours in feature space are arbitrary.  Returns the
+# kind, or NULL.  `K` (optional) is the full training Gram matrix when the
+# caller has it.
+kernel_degeneracy <- function(kernel, x, K = NULL) {
+  n <- nrow(x)
+  if (n < 2L) return(NULL)
+  idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
+  xs <- x[idx, , drop = FALSE]
+  Ks <- if (is.null(K)) cpp_kernel_matrix(kernel, xs, NULL) else K[idx, idx, drop = FALSE]
+  top <- max(abs(Ks))
+  if (!is.finite(top) || top == 0) return(NULL)
+  dg <- diag(Ks)
+  d2 <- outer(dg, dg, "+") - 2 * Ks
+  pairs <- upper.tri(d2) & as.matrix(stats::dist(xs)) > 0
+  if (!any(pairs)) return(NULL)
+  d <- d2[pairs]
+  if (max(d) <= 1e-8 * top) return("constant")
+  if (sum(pairs) >= 3L && max(d) - min(d) <= 1e-8 * max(d)) return("identity")
+  NULL
+}
+
+# Warn (class "kmaha_degenerate_kernel") when `kernel` is numerically
+# degenerate on x; `what` names it in the message.
+warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel") {
+  kind <- kernel_degeneracy(kernel, x, K)
+  if (is.null(kind)) return(invisible(NULL))
+  msg <- if (kind == "identity") {
+    sprintf("%s is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. The inputs are too far apart for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a larger sigma.",
+            what)
+  } else {
+    sprintf("%s is numerically constant on these data: all points coincide in feature space, so nearest neighbours are arbitrary. The inputs are too close together for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a smaller sigma.",
+            what)
+  }
+  warning(structure(class = c("kmaha_degenerate_kernel", "warning", "condition"),
+                    list(message = msg, call = NULL)))
+  invisible(kind)
 }

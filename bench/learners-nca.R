@@ -62,7 +62,7 @@ hwm <- function() {
 }
 dat <- readRDS(args[1])
 threads <- as.integer(args[4])
-options(kmaha.nca_isa = args[5])
+options(kmaha.isa = args[5])
 base <- hwm()
 t0 <- proc.time()
 fit <- suppressWarnings(nca(dat$x_train, dat$y_train, num_threads = threads))

@@ -219,8 +219,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lmnn_fit
-Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose);
-RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP) {
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, int threads, double dense_max, double max_pairs);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -235,13 +235,16 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type refresh(refreshSEXP);
     Rcpp::traits::input_parameter< double >::type slack(slackSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< double >::type dense_max(dense_maxSEXP);
+    Rcpp::traits::input_parameter< double >::type max_pairs(max_pairsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lmnn_objective
-Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form);
-RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP) {
+Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form, double eps);
+RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP, SEXP epsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -251,13 +254,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type mu(muSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< std::string >::type form(formSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form));
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form, eps));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_objective
-Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops, std::string isa);
-RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP isaSEXP) {
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -268,14 +272,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type block(blockSEXP);
     Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops, isa));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads, std::string isa);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP isaSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -287,8 +290,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type isa(isaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, isa));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -310,10 +312,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 5},
     {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 4},
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 6},
-    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 12},
-    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 7},
-    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 9},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 15},
+    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 8},
+    {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 9},
     {NULL, NULL, 0}
 };
 

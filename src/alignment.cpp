@@ -7,23 +7,26 @@
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
                                   const arma::ivec& y, int p) {
-  std::vector<kmaha::base_kernel> bks;
-  bks.reserve(kernels.size());
-  for (R_xlen_t i = 0; i < kernels.size(); ++i) {
-    std::vector<kmaha::kernel_spec> specs;
-    std::vector<double> w;
-    kmaha_glue::flatten_kernel(Rcpp::as<Rcpp::List>(kernels[i]), 1.0, specs, w);
-    kmaha::base_kernel bk;
-    bk.parts = specs;
-    bk.weights = arma::vec(w);
-    bks.push_back(bk);
-  }
-  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
-  const kmaha::alignment_stats st = kmaha::alignment_products(
-      bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::r_interrupt());
-  return Rcpp::List::create(
-      Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
-      Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),
-      Rcpp::Named("min_entry") = Rcpp::NumericVector(st.min_entry.begin(), st.min_entry.end()),
-      Rcpp::Named("y_norm") = st.y_norm);
+  return kmaha_glue::guarded([&] {
+    std::vector<kmaha::base_kernel> bks;
+    bks.reserve(kernels.size());
+    for (R_xlen_t i = 0; i < kernels.size(); ++i) {
+      std::vector<kmaha::kernel_spec> specs;
+      std::vector<double> w;
+      kmaha_glue::flatten_kernel(Rcpp::as<Rcpp::List>(kernels[i]), 1.0, specs, w);
+      kmaha::base_kernel bk;
+      bk.parts = specs;
+      bk.weights = arma::vec(w);
+      bks.push_back(bk);
+    }
+    const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
+    const kmaha::alignment_stats st = kmaha::alignment_products(
+        bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
+        4.0e6, kmaha_glue::isa_setting());
+    return Rcpp::List::create(
+        Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
+        Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),
+        Rcpp::Named("min_entry") = Rcpp::NumericVector(st.min_entry.begin(), st.min_entry.end()),
+        Rcpp::Named("y_norm") = st.y_norm);
+  });
 }

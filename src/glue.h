@@ -1,5 +1,5 @@
 // Shared helpers for the Rcpp glue: conversions between R objects and the
-// core's types, and the interrupt callback.  Only src/ includes R headers.
+// core's types, the interrupt callback and the exception guard.  Only src/ includes R headers.
 #ifndef KMAHA_GLUE_H
 #define KMAHA_GLUE_H
 
@@ -7,14 +7,67 @@
 #include <string>
 #include <vector>
 #include <kmaha/common.hpp>
+#include <kmaha/gemm.hpp>
 #include <kmaha/kernels.hpp>
 
 namespace kmaha_glue {
 
-// Polled by core loops on the main thread: throws Rcpp's interrupt exception,
-// which the generated wrappers turn into an R interrupt.
-inline kmaha::interrupt_fn r_interrupt() {
-  return []() { Rcpp::checkUserInterrupt(); };
+namespace detail {
+inline void check_user_interrupt(void*) { R_CheckUserInterrupt(); }
+}  // namespace detail
+
+// The core's interrupt callback (see the interrupt policy in
+// kmaha/common.hpp): true when the user has asked to stop.  R's check runs
+// under R_ToplevelExec, so the longjmp it makes on a pending interrupt ends
+// there and never crosses C++ frames; the interrupt it consumed is raised
+// again by guarded() once the core has unwound.
+inline kmaha::interrupt_fn user_interrupt() {
+  return []() -> bool {
+    return R_ToplevelExec(detail::check_user_interrupt, nullptr) == FALSE;
+  };
+}
+
+// Runs the body of an exported function: kmaha::interrupted becomes an R
+// interrupt; kmaha::error (a std::runtime_error) and every other exception
+// reach Rcpp's wrapper, which turns them into R errors.
+template <class F>
+inline auto guarded(F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const kmaha::interrupted&) {
+    throw Rcpp::internal::InterruptedException();
+  }
+}
+
+// The instruction set of the core's product kernels (kmaha/gemm.hpp), from
+// the R option kmaha.isa ("auto", the default: AVX2+FMA when this build and
+// the CPU have it; "default": the baseline; "avx2": insist on AVX2+FMA).
+// The option kmaha.nca_isa of version 0.2.0 is read when kmaha.isa is unset.
+// Documented in ?kmaha-package, section "Instruction sets".
+inline kmaha::isa isa_setting() {
+  SEXP opt = Rf_GetOption1(Rf_install("kmaha.isa"));
+  const char* name = "kmaha.isa";
+  if (Rf_isNull(opt)) {
+    opt = Rf_GetOption1(Rf_install("kmaha.nca_isa"));
+    if (!Rf_isNull(opt)) name = "kmaha.nca_isa";
+  }
+  std::string v = "auto";
+  if (!Rf_isNull(opt)) {
+    if (TYPEOF(opt) != STRSXP || Rf_length(opt) != 1 || STRING_ELT(opt, 0) == NA_STRING)
+      v = "?";
+    else
+      v = CHAR(STRING_ELT(opt, 0));
+  }
+  if (v == "auto") return kmaha::best_isa();
+  if (v == "default") return kmaha::isa::baseline;
+  if (v == "avx2") {
+    if (!kmaha::avx2_compiled())
+      Rcpp::stop("Option `%s` is \"avx2\", but this build of kmaha has no AVX2 kernels.", name);
+    if (!kmaha::cpu_has_avx2_fma())
+      Rcpp::stop("Option `%s` is \"avx2\", but this CPU lacks AVX2 or FMA.", name);
+    return kmaha::isa::avx2;
+  }
+  Rcpp::stop("Option `%s` must be \"auto\", \"avx2\" or \"default\".", name);
 }
 
 // A kernel object made by rbf_kernel() & co. (already validated in R).

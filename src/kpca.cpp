@@ -22,7 +22,7 @@ kmaha::kpca_result fit(const arma::mat& K, int rank, double tol,
                        const std::string& method) {
   return kmaha::kpca_fit(K, static_cast<arma::uword>(rank), tol,
                          kmaha::kpca_method_from_string(method),
-                         kmaha_glue::r_interrupt());
+                         kmaha_glue::user_interrupt());
 }
 
 arma::mat gram_of(const Rcpp::List& kernel, const arma::mat& x,
@@ -30,7 +30,7 @@ arma::mat gram_of(const Rcpp::List& kernel, const arma::mat& x,
   std::vector<kmaha::kernel_spec> specs;
   std::vector<double> w;
   kmaha_glue::flatten_kernel(kernel, 1.0, specs, w);
-  return kmaha::gram_sum(specs, arma::vec(w), x, y, kmaha_glue::r_interrupt());
+  return kmaha::gram_sum(specs, arma::vec(w), x, y, kmaha_glue::user_interrupt());
 }
 
 }  // namespace
@@ -39,7 +39,9 @@ arma::mat gram_of(const Rcpp::List& kernel, const arma::mat& x,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
                          std::string method) {
-  return kpca_to_list(fit(K, rank, tol, method));
+  return kmaha_glue::guarded([&] {
+    return kpca_to_list(fit(K, rank, tol, method));
+  });
 }
 
 // KPCA of the rows of x under a kernel object; the Gram matrix is built and
@@ -47,15 +49,19 @@ Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
                            int rank, double tol, std::string method) {
-  const arma::mat K = gram_of(kernel, x, nullptr);
-  return kpca_to_list(fit(K, rank, tol, method));
+  return kmaha_glue::guarded([&] {
+    const arma::mat K = gram_of(kernel, x, nullptr);
+    return kpca_to_list(fit(K, rank, tol, method));
+  });
 }
 
 // Projection of new points given their kernel rows Kx (m x n).
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection,
                            const arma::vec& col_means, double grand_mean) {
-  return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  return kmaha_glue::guarded([&] {
+    return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  });
 }
 
 // Projection of the rows of newdata: kernel rows against the training rows x
@@ -66,6 +72,8 @@ arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
                                   const arma::mat& projection,
                                   const arma::vec& col_means,
                                   double grand_mean) {
-  const arma::mat Kx = gram_of(kernel, newdata, &x);
-  return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  return kmaha_glue::guarded([&] {
+    const arma::mat Kx = gram_of(kernel, newdata, &x);
+    return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
+  });
 }

@@ -26,14 +26,20 @@ kmaha::lmnn::problem problem_from_r(const arma::mat& x, const arma::ivec& y,
 }  // namespace
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
-// (NA = none), init: d x D starting map, solver: "M" or "L".
+// (NA = none), init: d x D starting map, solver: "M" or "L"; dense_max and
+// max_pairs set how the L-form solver visits impostor pairs (see
+// kmaha::lmnn::options; exposed for tests).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const Rcpp::IntegerMatrix& targets,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
-                        int refresh, double slack, bool verbose) {
-  const kmaha::lmnn::problem P = problem_from_r(x, y, targets, mu, lambda);
+                        int refresh, double slack, bool verbose,
+                        int threads, double dense_max = 2048,
+                        double max_pairs = 0) {
+  return kmaha_glue::guarded([&] {
+  if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
+  const arma::uvec yy = arma::conv_to<arma::uvec>::from(y - 1);
   kmaha::lmnn::options o;
   o.mu = mu;
   o.lambda = lambda;
@@ -41,6 +47,10 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.tol = tol;
   o.refresh = static_cast<unsigned>(std::max(1, refresh));
   o.slack = slack;
+  o.threads = threads;
+  o.kernels = kmaha_glue::isa_setting();
+  o.dense_max = static_cast<arma::uword>(dense_max);
+  o.max_pairs = static_cast<std::size_t>(max_pairs);
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
   if (verbose) {
     progress = [&](unsigned it, double f, double step, std::size_t act) {
@@ -54,30 +64,24 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       }
     };
   }
-  kmaha::lmnn::result r;
-  if (solver == "M") {
-    r = kmaha::lmnn::solve_M(P, init.t() * init, o, kmaha_glue::r_interrupt(),
-                             progress);
-  } else if (solver == "L") {
-    const double factr = tol / DBL_EPSILON;
-    kmaha::lmnn::minimizer_fn lbfgs =
-        [factr](std::function<double(const arma::vec&, arma::vec&)> f,
-                const arma::vec& x0, unsigned maxit) {
-          kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-              f, x0, static_cast<int>(maxit), factr, 0.0);
-          kmaha::lmnn::inner_result ir;
-          ir.par = lr.par;
-          ir.evaluations = static_cast<unsigned>(lr.fncount);
-          ir.stopped = lr.fail != 1;
-          ir.message = lr.message;
-          ir.trace = lr.trace;
-          return ir;
-        };
-    r = kmaha::lmnn::solve_L(P, init, o, lbfgs, kmaha_glue::r_interrupt(),
-                             progress);
-  } else {
-    Rcpp::stop("unknown solver");
-  }
+  const double factr = tol / DBL_EPSILON;
+  kmaha::lmnn::minimizer_fn lbfgs =
+      [factr](std::function<double(const arma::vec&, arma::vec&)> f,
+              const arma::vec& x0, unsigned maxit) {
+        kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
+            f, x0, static_cast<int>(maxit), factr, 0.0);
+        kmaha::lmnn::inner_result ir;
+        ir.par = lr.par;
+        ir.evaluations = static_cast<unsigned>(lr.fncount);
+        ir.stopped = lr.fail != 1;
+        ir.message = lr.message;
+        ir.trace = lr.trace;
+        return ir;
+      };
+  const kmaha::lmnn::result r = kmaha::lmnn::fit(
+      x, yy, targets_from_r(targets), init, o,
+      solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
+      lbfgs, kmaha_glue::user_interrupt(), progress);
   return Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
@@ -88,17 +92,23 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       Rcpp::Named("active_pairs") = static_cast<double>(r.active_pairs),
       Rcpp::Named("active_triples") = static_cast<double>(r.active_triples),
       Rcpp::Named("refreshes") = r.refreshes,
-      Rcpp::Named("evaluations") = r.evaluations);
+      Rcpp::Named("evaluations") = r.evaluations,
+      Rcpp::Named("isa") = std::string(kmaha::isa_name(o.kernels)));
+  });
 }
 
-// Exact objective (all impostors) and gradient.  form "L": `map` is L (d x D),
-// gradient with respect to L; form "M": `map` is a PSD M (D x D), gradient
-// with respect to M.
+// Exact objective (all impostors) and gradient.  form "M": `map` is a PSD M
+// (D x D), gradient with respect to M; form "L": `map` is L (d x D),
+// gradient with respect to L (the reference evaluation); forms "Lpairs" and
+// "Lgram": the same through the solver's own evaluation (pull term in the
+// Laplacian; impostors by the blocked pair search or through the Gram matrix
+// of the mapped points), with the hinge smoothed over `eps` (0: exact).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
                               const Rcpp::IntegerMatrix& targets,
                               const arma::mat& map, double mu, double lambda,
-                              std::string form) {
+                              std::string form, double eps = 0.0) {
+  return kmaha_glue::guarded([&] {
   const kmaha::lmnn::problem P = problem_from_r(x, y, targets, mu, lambda);
   arma::mat G;
   kmaha::lmnn::eval_out e;
@@ -106,14 +116,23 @@ Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
     arma::mat M = map;
     const arma::mat L = kmaha::lmnn::psd_project(M);
     e = kmaha::lmnn::evaluate(P, L, nullptr, &G, nullptr, 0.0, 256,
-                              kmaha_glue::r_interrupt());
+                              kmaha_glue::user_interrupt());
     // evaluate() reports lambda ||L||_F^2 = lambda tr(M) for the factor
-  } else {
+  } else if (form == "L") {
     e = kmaha::lmnn::evaluate(P, map, nullptr, nullptr, &G, 0.0, 256,
-                              kmaha_glue::r_interrupt());
+                              kmaha_glue::user_interrupt());
+  } else if (form == "Lpairs" || form == "Lgram") {
+    kmaha::lmnn::workspace ws;
+    e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256,
+                                kmaha_glue::user_interrupt(), ws,
+                                form == "Lgram");
+  } else {
+    Rcpp::stop("unknown form");
   }
   return Rcpp::List::create(
-      Rcpp::Named("value") = e.value, Rcpp::Named("pull") = e.pull,
-      Rcpp::Named("push") = e.push, Rcpp::Named("triples") = static_cast<double>(e.triples),
+      Rcpp::Named("value") = e.value, Rcpp::Named("exact") = e.exact,
+      Rcpp::Named("pull") = e.pull, Rcpp::Named("push") = e.push,
+      Rcpp::Named("triples") = static_cast<double>(e.triples),
       Rcpp::Named("gradient") = G);
+  });
 }

@@ -3,40 +3,16 @@
 #include "glue.h"
 #include "optim.h"
 #include <kmaha/nca.hpp>
-#include "nca_isa.h"
+#include <memory>
 
 namespace {
 
-// Which compiled copy of the objective to use: "auto" (AVX2+FMA when this
-// build has that copy and the CPU supports it, else the baseline), "default"
-// or "avx2" (an error when unavailable).  The R option kmaha.nca_isa sets it.
-bool cpu_has_avx2_fma() {
-#if defined(__GNUC__) && defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
-std::unique_ptr<kmaha::nca_function> make_nca(
-    const std::string& isa, const arma::mat& X, const arma::uvec& y,
-    double lambda, const arma::mat* reg, int threads, arma::uword block) {
-  const bool avx2_ok = kmaha_glue::nca_avx2_compiled() && cpu_has_avx2_fma();
-  if (isa == "avx2" && !avx2_ok) {
-    Rcpp::stop("isa = \"avx2\" is not available: %s",
-               kmaha_glue::nca_avx2_compiled() ? "the CPU lacks AVX2 or FMA"
-                                               : "this build has no AVX2 copy");
-  }
-  if (isa != "auto" && isa != "avx2" && isa != "default") {
-    Rcpp::stop("isa must be \"auto\", \"default\" or \"avx2\"");
-  }
-  if (avx2_ok && isa != "default") {
-    return kmaha_glue::make_nca_avx2(X, y, lambda, reg, threads, block,
-                                     kmaha_glue::r_interrupt());
-  }
-  return std::unique_ptr<kmaha::nca_function>(new kmaha::nca_objective(
-      X, y, lambda, reg, threads, block, kmaha_glue::r_interrupt()));
+std::unique_ptr<kmaha::nca_objective> make_nca(
+    const arma::mat& X, const arma::uvec& y, double lambda,
+    const arma::mat* reg, int threads, arma::uword block) {
+  return std::unique_ptr<kmaha::nca_objective>(new kmaha::nca_objective(
+      X, y, lambda, reg, threads, block, kmaha_glue::user_interrupt(),
+      kmaha_glue::isa_setting()));
 }
 
 arma::uvec zero_based(const arma::ivec& y) {
@@ -45,7 +21,7 @@ arma::uvec zero_based(const arma::ivec& y) {
 }
 
 // Runs L-BFGS-B on an NCA objective from the d x D start A0.
-Rcpp::List fit_nca(const kmaha::nca_function& obj, const arma::mat& A0,
+Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
                    int max_iter, double tol, bool verbose) {
   const arma::uword d = A0.n_rows, D = A0.n_cols;
   int evals = 0;
@@ -93,18 +69,19 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A, double lambda,
                              Rcpp::Nullable<Rcpp::NumericMatrix> reg,
                              int threads, int block = 0,
-                             double min_parallel_flops = -1.0,
-                             std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, static_cast<arma::uword>(std::max(block, 0)));
-  if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
-  arma::mat G;
-  const double f = obj->evaluate(A, &G);
-  return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
-                            Rcpp::Named("isa") = std::string(obj->isa()));
+                             double min_parallel_flops = -1.0) {
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    std::unique_ptr<kmaha::nca_objective> obj =
+        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, static_cast<arma::uword>(std::max(block, 0)));
+    if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
+    arma::mat G;
+    const double f = obj->evaluate(A, &G);
+    return Rcpp::List::create(Rcpp::Named("value") = f, Rcpp::Named("gradient") = G,
+                              Rcpp::Named("isa") = std::string(obj->isa_name()));
+  });
 }
 
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
@@ -113,15 +90,16 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, int threads,
-                       std::string isa = "auto") {
-  arma::mat R;
-  if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
-  const std::unique_ptr<kmaha::nca_function> obj =
-      make_nca(isa, x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
-               threads, 0);
-  if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
-  Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
-  res["isa"] = std::string(obj->isa());
-  return res;
+                       double tol, bool verbose, int threads) {
+  return kmaha_glue::guarded([&] {
+    arma::mat R;
+    if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
+    const std::unique_ptr<kmaha::nca_objective> obj =
+        make_nca(x, zero_based(y), lambda, reg.isNotNull() ? &R : nullptr,
+                 threads, 0);
+    if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
+    Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+    res["isa"] = std::string(obj->isa_name());
+    return res;
+  });
 }

@@ -42,7 +42,7 @@ error_cases <- list(
        quote(kpca(matrix(0, 5, 2), linear_kernel())), "the kernel matrix is zero"),
   list("empty data", quote(nca(x[0, ], y[0])), "`x` has no rows."),
   list("newdata with other columns",
-       quote(predict(nca(Species ~ ., data = iris[1:60, ], max_iter = 5),
+       quote(predict(nca(Species ~ ., data = droplevels(iris[1:60, ]), max_iter = 5),
                      data.frame(a = 1:3))),
        "`newdata` lacks column(s) used in training: 'Sepal.Length'"),
   list("newdata with too few columns (matrix method)",

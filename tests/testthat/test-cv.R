@@ -131,7 +131,7 @@ test_that("bad input gives clear errors", {
   expect_error(cv_kernel(xc, yc, identity_learner, kc, learner_args = list(scale = TRUE)),
                "`learner_args` must not set 'scale'", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, lambda = 1),
-               "Unknown argument(s): lambda. Pass learner options in `learner_args`.",
+               "Unknown argument(s) to cv_kernel(): 'lambda'. Pass learner options in `learner_args`.",
                fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, rbf_kernel(1)),
                "`kernels` must be a non-empty list", fixed = TRUE)

@@ -248,7 +248,7 @@ test_that("bad input gives clear errors", {
   expect_error(dne(d$x, d$y[-1]), "`y` has length 59 but `x` has 60 rows",
                fixed = TRUE)
   expect_error(dne(d$x, rep("a", 60)), "`y` has only 1 class", fixed = TRUE)
-  expect_error(dne(d$x, d$y, kk = 3), "Unknown argument 'kk'", fixed = TRUE)
+  expect_error(dne(d$x, d$y, kk = 3), "Unknown argument(s) to dne(): 'kk'.", fixed = TRUE)
   tg <- dne(d$x, d$y)$targets
   expect_error(dne(d$x, d$y, targets = tg$same),
                "`targets` must be a list with components `same` and `other`",
@@ -266,7 +266,7 @@ test_that("bad input gives clear errors", {
   bad <- tg
   bad$same[2, 1] <- 2L
   expect_error(dne(d$x, d$y, targets = bad),
-               "`targets$same` lists observation 2 as its own neighbour.",
+               "`targets$same` lists row 2 as its own neighbour; neighbours must be other rows.",
                fixed = TRUE)
   bad <- tg
   bad$same[3, 1] <- tg$other[3, 1]

@@ -187,7 +187,7 @@ test_that("KDNE warns once about tiny classes and rejects bad input", {
   expect_error(kdne(x, y2, targets = list(same = matrix(1L, 20, 1))),
                "`targets` must be a list with components `same` and `other`",
                fixed = TRUE)
-  expect_error(kdne(x, y2, sigma = 1), "Unknown argument 'sigma'", fixed = TRUE)
+  expect_error(kdne(x, y2, sigma = 1), "Unknown argument(s) to kdne(): 'sigma'.", fixed = TRUE)
   fit2 <- kdne(x, y2, dim = 2)
   expect_error(predict(fit2, x[, 1, drop = FALSE]),
                "`newdata` has 1 columns but the model was trained on 2.",

@@ -156,7 +156,7 @@ test_that("kernel_matrix() rejects bad data with clear messages", {
                fixed = TRUE)
   df <- data.frame(a = 1:3, b = c("u", "v", "w"))
   expect_error(kernel_matrix(rbf_kernel(1), df),
-               "`x` must have numeric columns only; column 'b' is character.",
+               "`x` must have numeric columns only; column 'b' is character: convert it to numbers, drop it, or use the formula interface",
                fixed = TRUE)
   expect_error(kernel_matrix(rbf_kernel(1), matrix(letters[1:4], 2)),
                "`x` must be numeric, not a character matrix.", fixed = TRUE)

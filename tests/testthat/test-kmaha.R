@@ -110,9 +110,14 @@ test_that("formula and matrix methods agree", {
   expect_equal(predict(f1, new, type = "transform"),
                predict(f2, as.matrix(new[, 1:4]), type = "transform"),
                ignore_attr = TRUE)
-  sub <- kmaha(Species ~ Sepal.Length + Petal.Width, data = iris,
-               subset = 1:100, learner = "dne", kernel = rbf_kernel(1))
-  expect_identical(nlevels(sub$y), 2L)
+  # the response keeps its levels (the level without rows is named, and
+  # predictions keep it)
+  expect_warning(
+    sub <- kmaha(Species ~ Sepal.Length + Petal.Width, data = iris,
+                 subset = 1:100, learner = "dne", kernel = rbf_kernel(1)),
+    "`y` has level(s) 'virginica' with no rows", fixed = TRUE)
+  expect_identical(levels(sub$y), levels(iris$Species))
+  expect_identical(levels(predict(sub, iris[1:2, ])), levels(iris$Species))
   expect_identical(sub$n_features, 2L)
 })
 
@@ -221,7 +226,8 @@ test_that("bad input gives clear errors", {
   expect_error(kmaha(x, y, k = 150), "`k` (150) must be smaller than the number of training rows (150).",
                fixed = TRUE)
   expect_error(kmaha(x, y, kernel = rbf_kernel(1), foo = 1),
-               "Unknown argument(s): foo.", fixed = TRUE)
+               "Unknown argument(s) to kmaha(): 'foo'. Pass learner options in `learner_args`.",
+               fixed = TRUE)
   expect_error(kmaha(x, y[-1]), "`y` has length 149 but `x` has 150 rows", fixed = TRUE)
   expect_error(kmaha(x, y, kernel = "cv", cv_folds = 1),
                "`cv_folds` must be a single whole number >= 2.", fixed = TRUE)
@@ -229,6 +235,10 @@ test_that("bad input gives clear errors", {
                "The learner returned a map with 3 columns", fixed = TRUE)
   fit <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1))
   expect_error(predict(fit, matrix(1, 3, 3)),
+               "`newdata` has no column names, but the model was trained on named columns ('Sepal.Length', 'Sepal.Width', 'Petal.Length', 'Petal.Width').",
+               fixed = TRUE)
+  expect_error(predict(kmaha(unname(as.matrix(x)), y, learner = "dne",
+                             kernel = rbf_kernel(1)), matrix(1, 3, 3)),
                "`newdata` has 3 columns but the model was trained on 4.", fixed = TRUE)
   expect_error(predict(fit, iris[1:3, 1:3]),
                "`newdata` lacks column(s) used in training: 'Petal.Width'.", fixed = TRUE)

@@ -142,10 +142,13 @@ test_that("knn_classify rejects bad input with clear messages", {
   expect_error(knn_classify(xtr, y3, xte[, 1:2]),
                "`newdata` has 2 columns but the model was trained on 3.",
                fixed = TRUE)
+  # a row with a missing value is classified as NA (the others as usual)
   bad <- xte
   bad[4, 2] <- NA
-  expect_error(knn_classify(xtr, y3, bad), "`newdata` contains missing values",
-               fixed = TRUE)
+  res_na <- knn_classify(xtr, y3, bad)
+  expect_identical(which(is.na(res_na$class)), 4L)
+  expect_true(all(is.na(res_na$prob[4, ])))
+  expect_identical(res_na$class[-4], knn_classify(xtr, y3, xte[-4, ])$class)
   yna <- y3
   yna[3] <- NA
   expect_error(knn_classify(xtr, yna, xte), "`y` contains missing labels.",

@@ -207,7 +207,7 @@ test_that("kpca validates its arguments with clear messages", {
   expect_error(predict(kp, x_iris[, 1:3]), "`newdata` lacks column(s)",
                fixed = TRUE)
   expect_error(predict(kp, unname(x_iris[, 1:3])),
-               "`newdata` has 3 columns but the model was trained on 4.",
+               "`newdata` has no column names, but the model was trained on named columns",
                fixed = TRUE)
 })
 

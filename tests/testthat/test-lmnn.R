@@ -1,43 +1,6 @@
 # LMNN: objective and gradient against an independent plain-R computation,
 # solver properties, invariances, small classes and input validation.
 
-# Plain-R LMNN objective (the paper's formula with the (1 - mu) pull + mu push
-# weighting and lambda tr(M)), its M-gradient and all hinge arguments.
-lmnn_plain <- function(x, y, targets, M, mu, lambda = 0) {
-  n <- nrow(x)
-  pull <- 0
-  push <- 0
-  G <- matrix(0, ncol(x), ncol(x))
-  hinge_args <- numeric(0)
-  for (i in seq_len(n)) {
-    for (j in targets[i, !is.na(targets[i, ])]) {
-      vij <- x[i, ] - x[j, ]
-      dij <- sum(vij * (M %*% vij))
-      pull <- pull + dij
-      G <- G + (1 - mu) * tcrossprod(vij)
-      for (l in which(y != y[i])) {
-        vil <- x[i, ] - x[l, ]
-        h <- 1 + dij - sum(vil * (M %*% vil))
-        hinge_args <- c(hinge_args, h)
-        if (h > 0) {
-          push <- push + h
-          G <- G + mu * (tcrossprod(vij) - tcrossprod(vil))
-        }
-      }
-    }
-  }
-  list(value = (1 - mu) * pull + mu * push + lambda * sum(diag(M)),
-       pull = pull, push = push, gradient = G + lambda * diag(ncol(x)),
-       hinge_args = hinge_args)
-}
-
-toy_data <- function(n = 30, D = 3, p = 3, seed = 1) {
-  set.seed(seed)
-  y <- factor(rep(letters[seq_len(p)], length.out = n))
-  x <- matrix(rnorm(n * D), n, D) + 1.2 * as.integer(y)
-  list(x = x, y = y)
-}
-
 test_that("the exact objective and M-gradient equal a plain-R computation", {
   d <- toy_data()
   tg <- target_neighbors(d$x, d$y, k = 2)
@@ -171,7 +134,7 @@ test_that("small classes warn once, and a singleton class works", {
   y[1:2] <- "tiny"
   expect_warning(
     fit <- lmnn(d$x, y, k = 3),
-    "Class(es) 'tiny' have fewer than k + 1 = 4 members; their points get fewer than 3 target neighbours (none for a singleton).",
+    "`y`: class 'tiny' (2 members) has fewer than k + 1 = 4 members; its points use as many same-class neighbours as the class allows (none for a singleton).",
     fixed = TRUE)
   expect_equal(sum(!is.na(fit$targets[1, ])), 1L)
   y[2] <- "a"
@@ -254,11 +217,11 @@ test_that("bad input gives clear errors", {
   expect_error(lmnn(x, y, lambda = -1), "`lambda` must be non-negative, not -1.",
                fixed = TRUE)
   expect_error(lmnn(x, y, k = 50),
-               "`k` (50) is too large: no class has more than 50 members, so no point can have 50 target neighbours. Use k <= 49.",
+               "`k` (50) is too large: no class has more than 50 members, so no point can have 50 same-class neighbours. Use k <= 49.",
                fixed = TRUE)
   tg <- target_neighbors(x, y, k = 3)
   expect_error(lmnn(x, y, targets = tg[1:10, ]),
-               "`targets` has 10 rows but `x` has 150; it must be an n x k matrix.",
+               "`targets` has 10 rows but there are 150 observations; they must match.",
                fixed = TRUE)
   expect_error(lmnn(x, y, targets = tg, k = 2),
                "`targets` has 3 columns but `k` is 2; they must match.",
@@ -271,17 +234,17 @@ test_that("bad input gives clear errors", {
   bad <- tg
   bad[4, 2] <- 4L
   expect_error(lmnn(x, y, targets = bad),
-               "`targets` lists row 4 as its own target neighbour",
+               "`targets` lists row 4 as its own neighbour; neighbours must be other rows.",
                fixed = TRUE)
   bad <- tg
   bad[5, 1] <- 120L
   expect_error(lmnn(x, y, targets = bad),
-               "`targets` row 5 has a target of another class",
+               "`targets` row 5 lists a point of another class; it must list neighbours of the row's own class.",
                fixed = TRUE)
   bad <- tg
   bad[6, 2] <- bad[6, 1]
   expect_error(lmnn(x, y, targets = bad),
-               "`targets` row 6 repeats a target neighbour.", fixed = TRUE)
+               "`targets` row 6 repeats a neighbour.", fixed = TRUE)
   expect_error(lmnn(x, y, targets = "a"),
                "`targets` must be an integer matrix", fixed = TRUE)
   expect_error(lmnn(x, y, dim = 5),

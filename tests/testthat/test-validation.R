@@ -25,8 +25,15 @@ test_that("check_y checks length, missing labels and the number of classes", {
                "but it is continuous", fixed = TRUE)
   expect_error(kmaha:::check_y(c("a", NA, "b"), 3),
                "`y` contains missing labels", fixed = TRUE)
-  y <- kmaha:::check_y(factor(c("a", "b", "b"), levels = c("a", "b", "z")), 3)
+  # an unused level is dropped for fitting, named in a warning, and
+  # remembered for the fitted object (full_levels())
+  expect_warning(
+    y <- kmaha:::check_y(factor(c("a", "b", "b"), levels = c("a", "b", "z")), 3),
+    "`y` has level(s) 'z' with no rows; they stay levels of the predictions (with probability 0) but can never be predicted.",
+    fixed = TRUE)
   expect_identical(levels(y), c("a", "b"))
+  expect_identical(levels(kmaha:::full_levels(y)), c("a", "b", "z"))
+  expect_identical(as.character(kmaha:::full_levels(y)), c("a", "b", "b"))
 })
 
 test_that("fit_scaling standardizes and rejects constant columns", {

@@ -8,11 +8,11 @@
 // The LP upper bound (eq. align4) also needs ||vec(K_i)||_1 and whether any
 // base Gram has negative entries.
 //
-// The base Grams are never all kept: rows of X are processed in blocks, the
-// squared distances (and inner products) of one block against all rows are
-// computed once and shared by every base kernel, the block's m Gram slices
-// are stacked as the columns of one (block * n) x m matrix G, and
-// S += G'G, b += G' vec(Y_block) are accumulated with BLAS.  Memory is
+// The base Grams are never all kept: rows of X are processed in blocks
+// (distances.hpp), the inner products (and squared distances) of all rows
+// against one block are computed once and shared by every base kernel, the
+// block's m Gram slices are stacked as the columns of one (n * block) x m
+// matrix G, and S += G'G, b += G' vec(Y_block) are accumulated with BLAS.  Memory is
 // O(block * n * m) with the block chosen to keep G below a fixed budget.
 #ifndef KMAHA_ALIGNMENT_HPP
 #define KMAHA_ALIGNMENT_HPP
@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <vector>
 #include "common.hpp"
+#include "distances.hpp"
 #include "kernels.hpp"
 
 namespace kmaha {
@@ -47,7 +48,7 @@ inline alignment_stats alignment_products(
     const std::vector<base_kernel>& kernels, const arma::mat& X,
     const arma::uvec& y, arma::uword p,
     const interrupt_fn& interrupt = no_interrupt,
-    double budget_doubles = 4.0e6) {
+    double budget_doubles = 4.0e6, isa s = best_isa()) {
   const arma::uword n = X.n_rows, m = kernels.size();
   if (m == 0) throw error("alignment: no base kernels");
   if (y.n_elem != n) throw error("alignment: labels do not match rows");
@@ -85,41 +86,40 @@ inline alignment_stats alignment_products(
              n, static_cast<arma::uword>(budget_doubles /
                                          (static_cast<double>(n) * m))));
   const arma::vec xx = arma::sum(arma::square(X), 1);
-  arma::mat G, d2, ip, Kb;
+  arma::mat G, d2, Kb;
   arma::vec yv;
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block), nb = e - s;
-    // Shared base quantities of this block of rows against all rows.
-    if (need_ip || need_d) ip = X.rows(s, e - 1) * X.t();
-    if (need_d) {
-      d2 = ip * -2.0;
-      d2.each_col() += xx.subvec(s, e - 1);
-      d2.each_row() += xx.t();
-      d2.transform([](double v) { return v < 0.0 ? 0.0 : v; });
-      for (arma::uword i = 0; i < nb; ++i) d2(i, s + i) = 0.0;
-    }
-    G.set_size(nb * n, m);
-    for (arma::uword j = 0; j < m; ++j) {
-      const base_kernel& bk = kernels[j];
-      Kb.zeros(nb, n);
-      for (std::size_t t = 0; t < bk.parts.size(); ++t) {
-        if (bk.weights[t] == 0.0) continue;
-        const kernel_spec& ks = bk.parts[t];
-        Kb += bk.weights[t] * apply_kernel(ks, uses_distance(ks) ? d2 : ip, D);
-      }
-      out.l1[j] += arma::accu(arma::abs(Kb));
-      out.min_entry[j] = std::min(out.min_entry[j], Kb.min());
-      G.col(j) = arma::vectorise(Kb);
-    }
-    // Ideal kernel slice, vectorised in the same (column-major) order.
-    yv.set_size(nb * n);
-    for (arma::uword c = 0; c < n; ++c)
-      for (arma::uword r = 0; r < nb; ++r)
-        yv[c * nb + r] = ideal_value(y[s + r], y[c], off);
-    out.S += G.t() * G;
-    out.b += G.t() * yv;
-    interrupt();
-  }
+  for_each_product_block(
+      X, X, block,
+      [&](arma::uword q0, arma::uword q1, arma::mat& ip) {
+        // Blocks are n x nb: all rows (r) against the block's rows (c).
+        const arma::uword nb = q1 - q0;
+        if (need_d) {
+          d2 = ip;
+          products_to_sq_dist(d2, xx, xx.memptr() + q0);
+          for (arma::uword c = 0; c < nb; ++c) d2(q0 + c, c) = 0.0;
+        }
+        G.set_size(n * nb, m);
+        for (arma::uword j = 0; j < m; ++j) {
+          const base_kernel& bk = kernels[j];
+          Kb.zeros(n, nb);
+          for (std::size_t t = 0; t < bk.parts.size(); ++t) {
+            if (bk.weights[t] == 0.0) continue;
+            const kernel_spec& ks = bk.parts[t];
+            Kb += bk.weights[t] * apply_kernel(ks, uses_distance(ks) ? d2 : ip, D);
+          }
+          out.l1[j] += arma::accu(arma::abs(Kb));
+          out.min_entry[j] = std::min(out.min_entry[j], Kb.min());
+          G.col(j) = arma::vectorise(Kb);
+        }
+        // Ideal kernel slice, vectorised in the same (column-major) order.
+        yv.set_size(n * nb);
+        for (arma::uword c = 0; c < nb; ++c)
+          for (arma::uword r = 0; r < n; ++r)
+            yv[c * n + r] = ideal_value(y[r], y[q0 + c], off);
+        out.S += G.t() * G;
+        out.b += G.t() * yv;
+      },
+      interrupt, s);
   out.S = arma::symmatu(out.S);
   return out;
 }

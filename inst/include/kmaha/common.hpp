@@ -5,16 +5,21 @@
 //    glue can hand R memory to the core without transposing;
 //  * class labels are 0-based unsigned integers (arma::uvec);
 //  * errors are reported by throwing kmaha::error (the glue turns them into R
-//    errors); long loops call an interrupt callback supplied by the caller,
-//    which may throw to abort the computation.
+//    errors);
+//  * interrupts follow the policy described at interrupt_fn below.
 // No R header is included by any file of the core.
 #ifndef KMAHA_COMMON_HPP
 #define KMAHA_COMMON_HPP
 
 #include <armadillo>
+#include <atomic>
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace kmaha {
 
@@ -22,11 +27,77 @@ struct error : public std::runtime_error {
   explicit error(const std::string& what) : std::runtime_error(what) {}
 };
 
-// Callback polled by long loops (on the calling thread only).  The R glue
-// passes a function that checks for a user interrupt and throws.
-using interrupt_fn = std::function<void()>;
+// Interrupt policy, one for the whole core.
+//  * Long loops poll an interrupt_fn between chunks of work, on the calling
+//    (main) thread only and never inside an OpenMP region: they call
+//    check_interrupt(interrupt), which enforces both rules.
+//  * The callback answers "has the user asked to stop?".  It never throws and
+//    never longjmps (the R glue looks at R's interrupt flag under
+//    R_ToplevelExec, src/glue.h).
+//  * When it answers yes, check_interrupt() throws kmaha::interrupted, which
+//    unwinds C++ frames only.  The glue's wrappers turn it into an R
+//    interrupt; where the core runs inside C code (R's lbfgsb(), src/optim.h)
+//    the glue catches it inside the C callback, makes the C code return, and
+//    rethrows it afterwards.
+//  * An exception raised inside an OpenMP region must not leave it: wrap the
+//    work of the region in parallel_errors::run() and call rethrow() on the
+//    calling thread after the region.
+using interrupt_fn = std::function<bool()>;
 
-inline void no_interrupt() {}
+// Thrown by check_interrupt() when the user asked to stop.
+struct interrupted : public std::exception {
+  const char* what() const noexcept override { return "interrupted by the user"; }
+};
+
+inline bool no_interrupt() { return false; }
+
+inline bool in_parallel_region() {
+#ifdef _OPENMP
+  return omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
+// Poll the callback (outside parallel regions only) and stop if asked.
+inline void check_interrupt(const interrupt_fn& interrupt) {
+  if (interrupt && !in_parallel_region() && interrupt()) throw interrupted();
+}
+
+// Carries the first exception raised by any thread of an OpenMP region to
+// the thread that started it.  An exception may leave neither a parallel
+// region nor a worksharing loop, so wrap each piece of work (e.g. the body of
+// each iteration), and rethrow after the region, on the calling thread:
+//   parallel_errors errs;
+//   #pragma omp parallel for
+//   for (...) errs.run([&] { ... });
+//   errs.rethrow();
+// Once a thread has failed, the remaining pieces are skipped.
+class parallel_errors {
+ public:
+  template <class F>
+  void run(F&& body) noexcept {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    try {
+      body();
+    } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(kmaha_parallel_errors)
+#endif
+      {
+        if (!first_) first_ = std::current_exception();
+      }
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::exception_ptr first_;
+  std::atomic<bool> failed_{false};
+};
 
 // Squared Euclidean distances between the rows of X (n x D) and of Y (m x D),
 // computed through one matrix product: ||x||^2 + ||y||^2 - 2 x'y.  Rounding can

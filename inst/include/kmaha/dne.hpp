@@ -34,7 +34,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-#include <Eigen/Dense>
 #include "neighbors.hpp"
 
 namespace kmaha {
@@ -125,14 +124,13 @@ inline void offer(nb_entry* list, arma::uword& cnt, arma::uword k, double d,
   list[p] = nb_entry{d, j};
 }
 
-// Both neighbour lists of point qi in one scan: the squared distance to j is
-// sq[j] + sq[qi] - 2 c[j], where c holds the inner products <x_j, x_qi>.
-inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
-                        const arma::uvec& y, arma::uword k,
-                        std::vector<nb_entry>& bs, std::vector<nb_entry>& bo,
-                        arma::umat& same, arma::umat& other) {
+// Both neighbour lists of point qi in one scan of its squared distances
+// d[j] to every point j.
+inline void select_both(const double* d, arma::uword qi, const arma::uvec& y,
+                        arma::uword k, std::vector<nb_entry>& bs,
+                        std::vector<nb_entry>& bo, arma::umat& same,
+                        arma::umat& other) {
   const arma::uword n = y.n_elem, cq = y[qi];
-  const double sq_q = sq[qi];
   // lists[1]: same class, lists[0]: other classes.  Indexing by the class
   // test instead of branching on it avoids a mispredicted branch per pair.
   nb_entry* lists[2] = {bo.data(), bs.data()};
@@ -140,9 +138,8 @@ inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
   const arma::uword* yp = y.memptr();
   for (arma::uword j = 0; j < n; ++j) {
     if (j == qi) continue;
-    const double d = sq[j] + sq_q - 2.0 * c[j];
     const unsigned s = yp[j] == cq ? 1u : 0u;
-    offer(lists[s], cnt[s], k, d, j);
+    offer(lists[s], cnt[s], k, d[j], j);
   }
   for (arma::uword t = 0; t < k; ++t) {
     same(qi, t) = t < cnt[1] ? bs[t].j : no_neighbor;
@@ -152,30 +149,27 @@ inline void select_both(const double* c, const arma::vec& sq, arma::uword qi,
 }  // namespace detail
 
 // Same-class and other-class k nearest neighbours of every row of X
-// (Euclidean distance) in one pass.  Ties are broken by the lower index, as
-// in class_neighbors().  The inner products are computed in blocks of
-// `block` columns with Eigen's matrix product, which is cache-blocked and
-// vectorised whatever BLAS R uses; memory stays O(n * block).
+// (Euclidean distance) in one pass over blocks of distances
+// (distances.hpp).  Ties are broken by the lower index, as in
+// class_neighbors().
 inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
                           arma::umat& same, arma::umat& other,
                           arma::uword block = 256,
-                          const interrupt_fn& interrupt = no_interrupt) {
+                          const interrupt_fn& interrupt = no_interrupt,
+                          isa s = best_isa()) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
   same.set_size(n, k);
   other.set_size(n, k);
   if (k == 0 || n == 0) return;
-  const arma::vec sq = arma::sum(arma::square(X), 1);
-  const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), X.n_rows, X.n_cols);
-  Eigen::MatrixXd C;
   std::vector<detail::nb_entry> bs(k), bo(k);
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block);
-    C.noalias() = Xe * Xe.middleRows(s, e - s).transpose();  // n x (e - s)
-    for (arma::uword q = 0; q < e - s; ++q)
-      detail::select_both(C.data() + q * n, sq, s + q, y, k, bs, bo, same, other);
-    interrupt();
-  }
+  for_each_distance_block(
+      X, X, block,
+      [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        for (arma::uword q = q0; q < q1; ++q)
+          detail::select_both(D2.colptr(q - q0), q, y, k, bs, bo, same, other);
+      },
+      interrupt, s);
 }
 
 // The same lists by feature-space distance from a Gram matrix K:
@@ -191,10 +185,13 @@ inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
   other.set_size(n, k);
   if (k == 0 || n == 0) return;
   const arma::vec kd = K.diag();
+  std::vector<double> d(n);
   std::vector<detail::nb_entry> bs(k), bo(k);
   for (arma::uword q = 0; q < n; ++q) {
-    detail::select_both(K.colptr(q), kd, q, y, k, bs, bo, same, other);
-    if ((q & 255u) == 255u) interrupt();
+    const double* c = K.colptr(q);
+    for (arma::uword j = 0; j < n; ++j) d[j] = kd[j] + kd[q] - 2.0 * c[j];
+    detail::select_both(d.data(), q, y, k, bs, bo, same, other);
+    if ((q & 255u) == 255u) check_interrupt(interrupt);
   }
 }
 
@@ -222,7 +219,7 @@ inline arma::mat dne_scatter_t(const arma::mat& Xt, const dne_graph& g,
       li[r] += v;
       lj[r] -= v;
     }
-    if ((e & 4095u) == 4095u) interrupt();
+    if ((e & 4095u) == 4095u) check_interrupt(interrupt);
   }
   arma::mat S = Xc * LXc.t();
   S = 0.5 * (S + S.t());
@@ -317,7 +314,7 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   if (!(eps >= 0.0)) throw error("kdne: eps must be non-negative");
   // K (D - W) K = K' (D - W) K: the scatter of the columns of K.
   const arma::mat M = dne_scatter_t(K, g, interrupt);
-  interrupt();
+  check_interrupt(interrupt);
   arma::mat B = 0.5 * (K + K.t());
   B.diag() += eps;
   arma::mat R;
@@ -329,12 +326,12 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
       arma::min(arma::square(R.diag())) <= piv_tol) {
     throw error("not positive definite");
   }
-  interrupt();
+  check_interrupt(interrupt);
   // C = R^{-T} M R^{-1}
   const arma::mat T = arma::solve(arma::trimatl(R.t()), M);
   arma::mat C = arma::solve(arma::trimatl(R.t()), arma::mat(T.t()));
   C = 0.5 * (C + C.t());
-  interrupt();
+  check_interrupt(interrupt);
   kdne_result r;
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.eigval,
                                                 r.n_negative, r.dim);

@@ -82,7 +82,7 @@ inline arma::mat gram_sum(const std::vector<kernel_spec>& ks,
   for (std::size_t i = 0; i < ks.size(); ++i) {
     if (w[i] == 0.0) continue;
     K += w[i] * apply_kernel(ks[i], uses_distance(ks[i]) ? d2 : ip, D);
-    interrupt();
+    check_interrupt(interrupt);
   }
   return K;
 }

@@ -50,8 +50,9 @@ inline knn_result knn_vote(const arma::umat& idx, const arma::uvec& y,
 inline knn_result knn_classify(const arma::mat& X, const arma::uvec& y,
                                arma::uword p, const arma::mat& Q, arma::uword k,
                                bool self = false,
-                               const interrupt_fn& interrupt = no_interrupt) {
-  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, interrupt);
+                               const interrupt_fn& interrupt = no_interrupt,
+                               isa s = best_isa()) {
+  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, interrupt, s);
   return knn_vote(idx, y, p);
 }
 

@@ -141,7 +141,7 @@ class centred_gram_op {
     y.array() += g_ * sx - mx;
     y.noalias() -= sx * m_;
     ++count_;
-    interrupt_();
+    check_interrupt(interrupt_);
   }
 
   arma::uword count() const { return count_; }
@@ -242,10 +242,10 @@ inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
     double* aj = A.data() + j * n;
     for (arma::uword i = j; i < n; ++i) aj[i] = kj[i] - r.col_means[i] + cj;
   }
-  interrupt();
+  check_interrupt(interrupt);
   Eigen::VectorXd hcoeffs(en - 1);
   Eigen::internal::tridiagonalization_inplace(A, hcoeffs);
-  interrupt();
+  check_interrupt(interrupt);
   Eigen::VectorXd d = A.diagonal();
   Eigen::VectorXd e(en);
   e.head(en - 1) = A.template diagonal<-1>();
@@ -257,7 +257,7 @@ inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
     tridiagonal_eigen(d, e, bn - static_cast<arma::blas_int>(rank) + 1, bn, w, Z);
   else
     tridiagonal_eigen(d, e, 0, 0, w, Z);
-  interrupt();
+  check_interrupt(interrupt);
   const arma::uword m = static_cast<arma::uword>(w.size());
   arma::vec lambda(m);
   for (arma::uword i = 0; i < m; ++i) lambda[i] = w[m - 1 - i];  // descending
@@ -271,7 +271,7 @@ inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
     Q.applyThisOnTheLeft(Zk);
   }
   A.resize(0, 0);
-  interrupt();
+  check_interrupt(interrupt);
   arma::mat V(Zk.data(), n, r_keep);
   Zk.resize(0, 0);
   set_components(r, lambda, std::move(V), r_keep);

@@ -49,6 +49,10 @@
 #include <string>
 #include <vector>
 #include "common.hpp"
+#include "gemm.hpp"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "neighbors.hpp"
 
 namespace kmaha {
@@ -77,6 +81,15 @@ struct options {
   bool momentum = true;     // Nesterov momentum, restarted on an increase (M)
   bool precondition = true; // whiten by the pull matrix (M)
   arma::uword block = 256;  // rows per block in the all-pairs search
+  int threads = 1;          // OpenMP threads of the impostor search
+  isa kernels = best_isa(); // instruction set of the matrix products
+  arma::uword dense_max = 2048; // L-form: exact evaluation through the n x n
+  double dense_share = 0.0625;  // Gram when n <= dense_max and the impostor
+                                // pairs are at least this share of n^2
+  std::size_t max_pairs = 0;  // active-set cap (8 bytes a pair; 0: the
+                              // larger of 2^23 and 512 n); beyond it the
+                              // L-form solver searches all pairs at every
+                              // evaluation, so memory stays linear in n
 };
 
 // Problem data shared by both solvers.
@@ -88,11 +101,16 @@ struct problem {
   arma::mat R;         // regulariser lambda tr(M R); empty means R = I
   arma::uword n_targets = 0;
   double mu = 0.5, lambda = 0.0;
+  // Set by whiten(): the coordinates make the quadratic part of the
+  // objective, (1 - mu) pull + lambda reg, equal to ||L||_F^2 exactly.
+  bool unit_quadratic = false;
 };
 
 // Impostor pairs (i, l): l belongs to another class than i.
 struct active_set {
   std::vector<std::uint32_t> i, l;
+  std::size_t found = 0;  // pairs the search found (may exceed size() when capped)
+  bool overflow = false;  // the search found more pairs than it may keep
   std::size_t size() const { return i.size(); }
 };
 
@@ -140,6 +158,26 @@ inline void lap_add(const arma::mat& F, arma::uword a, arma::uword b, double w,
     qa[r] += t;
     qb[r] -= t;
   }
+}
+
+// C = op(A) op(B) for column-major matrices (op: transpose when the flag is
+// set), through the core's product kernel (kmaha/gemm.hpp).
+inline void product(isa s, const arma::mat& A, bool ta, const arma::mat& B,
+                    bool tb, arma::mat& C, gemm_buffers& buf) {
+  const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
+  const arma::uword n = tb ? B.n_rows : B.n_cols;
+  C.set_size(m, n);
+  const cview a = ta ? cview::transposed(A.memptr(), A.n_rows)
+                     : cview::col_major(A.memptr(), A.n_rows);
+  const cview b = tb ? cview::transposed(B.memptr(), B.n_rows)
+                     : cview::col_major(B.memptr(), B.n_rows);
+  gemm(s, m, n, k, a, b, C.memptr(), 1, m, false, buf);
+}
+
+// Z' = L X' (r x n).
+inline void map_points(const arma::mat& L, const arma::mat& Xt, arma::mat& Zt,
+                       isa s, gemm_buffers& buf) {
+  product(s, L, false, Xt, false, Zt, buf);
 }
 
 // Build the problem.  X is n x D (one observation per row), targets n x k with
@@ -206,23 +244,37 @@ inline void target_distances(const problem& P, const arma::mat& Zt,
 // passing the squared distance recomputed from the difference.  Distances
 // are screened in blocks of rows through one matrix product per block (the
 // upper triangle only: each unordered pair is screened once).
-template <class Visit>
-inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
-                        const arma::vec& thr, arma::uword block, Visit visit,
-                        const interrupt_fn& interrupt) {
-  const arma::uword n = Zt.n_cols;
-  if (n < 2) return;
-  const arma::rowvec zz = arma::sum(arma::square(Zt), 0);
-  // screening tolerance for the rounding of the expanded distance
-  const double scale = std::max(1.0, zz.max());
-  const double eps = 1e-10 * scale;
-  block = std::max<arma::uword>(1, block);
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block);
-    const arma::mat B = Zt.cols(s, e - 1).t() * Zt.cols(s, n - 1);
+struct pair_screen {
+  const arma::mat& Zt;
+  const arma::uvec& y;
+  const arma::vec& thr;
+  arma::rowvec zz;  // squared norms of the points
+  double eps;       // screening tolerance for the rounding of the expansion
+  arma::uword block;
+  isa kernels;
+
+  pair_screen(const arma::mat& Zt_, const arma::uvec& y_, const arma::vec& thr_,
+              arma::uword block_, isa kernels_)
+      : Zt(Zt_), y(y_), thr(thr_), zz(arma::sum(arma::square(Zt_), 0)),
+        block(std::max<arma::uword>(1, block_)), kernels(kernels_) {
+    eps = 1e-10 * std::max(1.0, zz.n_elem ? zz.max() : 0.0);
+  }
+  arma::uword blocks() const { return (Zt.n_cols + block - 1) / block; }
+
+  // The pairs (a, b), a < b, with a in block q; B and buf are scratch.
+  template <class Visit>
+  void scan(arma::uword q, std::vector<double>& B, gemm_buffers& buf,
+            Visit&& visit) const {
+    const arma::uword n = Zt.n_cols, s = q * block, e = std::min(n, s + block);
+    B.resize((e - s) * (n - s));
+    // inner products of the block's points with those from s on
+    gemm(kernels, e - s, n - s, Zt.n_rows,
+         cview::transposed(Zt.colptr(s), Zt.n_rows),
+         cview::col_major(Zt.colptr(s), Zt.n_rows), B.data(), 1, e - s,
+         false, buf);
     for (arma::uword c = 0; c < n - s; ++c) {
       const arma::uword b = s + c;
-      const double* col = B.colptr(c);
+      const double* col = B.data() + c * (e - s);
       const arma::uword rmax = std::min(e, b) - s;  // rows a < b in the block
       const double tb = thr[b];
       const arma::uword yb = y[b];
@@ -237,7 +289,20 @@ inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
         if (d < tb) visit(b, a, d);
       }
     }
-    interrupt();
+  }
+};
+
+template <class Visit>
+inline void close_pairs(const arma::mat& Zt, const arma::uvec& y,
+                        const arma::vec& thr, arma::uword block, Visit visit,
+                        const interrupt_fn& interrupt, isa kernels = best_isa()) {
+  if (Zt.n_cols < 2) return;
+  const pair_screen ps(Zt, y, thr, block, kernels);
+  std::vector<double> B;
+  gemm_buffers buf;
+  for (arma::uword q = 0; q < ps.blocks(); ++q) {
+    ps.scan(q, B, buf, visit);
+    check_interrupt(interrupt);
   }
 }
 
@@ -257,12 +322,20 @@ struct push_accum {
   arma::mat* Q;
   double eps;
   arma::mat& wt;
+  // Laplacian weights: push_w multiplies the hinge weights, pull_w is added
+  // to every target pair (the pull term folded into the same Laplacian).
+  double push_w = 1.0, pull_w = 0.0;
+  // Dense sink (n x n): when set, the Laplacian weight of pair (a, b) is
+  // added to (*Wd)(a, b) instead of being applied to F.
+  arma::mat* Wd = nullptr;
   double loss = 0.0, smooth = 0.0;
   std::size_t triples = 0;
 
   push_accum(const problem& P_, const arma::mat& dt_, const arma::mat* F_,
-             arma::mat* Q_, double eps_, arma::mat& wt_)
-      : P(P_), dt(dt_), F(F_), Q(Q_), eps(eps_), wt(wt_) {
+             arma::mat* Q_, double eps_, arma::mat& wt_, double push_w_ = 1.0,
+             double pull_w_ = 0.0)
+      : P(P_), dt(dt_), F(F_), Q(Q_), eps(eps_), wt(wt_), push_w(push_w_),
+        pull_w(pull_w_) {
     if (F) wt.zeros(dt.n_rows, dt.n_cols);
   }
 
@@ -288,7 +361,10 @@ struct push_accum {
         if (F) wt(t, i) += w;
       }
     }
-    if (F && wsum > 0.0) lap_add(*F, i, l, -wsum, *Q);
+    if (F && wsum > 0.0) {
+      if (Wd) (*Wd)(i, l) -= push_w * wsum;
+      else lap_add(*F, i, l, -push_w * wsum, *Q);
+    }
   }
 
   // Add the target pairs' weights into Q.
@@ -296,8 +372,13 @@ struct push_accum {
     if (!F) return;
     const arma::uword n = dt.n_cols, k = dt.n_rows;
     for (arma::uword i = 0; i < n; ++i)
-      for (arma::uword t = 0; t < k; ++t)
-        if (wt(t, i) > 0.0) lap_add(*F, i, P.Tt(t, i), wt(t, i), *Q);
+      for (arma::uword t = 0; t < k; ++t) {
+        if (std::isnan(dt(t, i))) continue;  // no target in this slot
+        const double w = push_w * wt(t, i) + pull_w;
+        if (!(w > 0.0)) continue;
+        if (Wd) (*Wd)(i, P.Tt(t, i)) += w;
+        else lap_add(*F, i, P.Tt(t, i), w, *Q);
+      }
   }
 };
 
@@ -310,18 +391,65 @@ inline double pull_value(const arma::mat& dt) {
 }
 
 // Collect the impostor pairs within the (slackened) thresholds.
+// Collect the impostor pairs within the (slackened) thresholds, keeping at
+// most max_pairs of them (the count goes on; overflow is flagged).  Blocks of
+// rows are shared among `threads` OpenMP threads, a chunk of blocks at a
+// time (interrupts are polled between chunks, on the calling thread); the
+// pairs are kept in block order, so the set does not depend on the threads.
 inline active_set find_impostors(const problem& P, const arma::mat& Zt,
                                  const arma::vec& thr, double slack,
-                                 arma::uword block,
-                                 const interrupt_fn& interrupt) {
+                                 arma::uword block, std::size_t max_pairs,
+                                 const interrupt_fn& interrupt, isa kernels,
+                                 int threads = 1) {
   active_set A;
+  if (Zt.n_cols < 2) return A;
   const arma::vec thr2 = thr * (1.0 + slack);
-  close_pairs(Zt, P.y, thr2, block,
-              [&](arma::uword i, arma::uword l, double) {
-                A.i.push_back(static_cast<std::uint32_t>(i));
-                A.l.push_back(static_cast<std::uint32_t>(l));
-              },
-              interrupt);
+  const pair_screen ps(Zt, P.y, thr2, block, kernels);
+  const arma::uword nb = ps.blocks();
+  const int nt = std::max(1, threads);
+  const arma::uword chunk = static_cast<arma::uword>(4 * nt);
+  std::vector<std::vector<std::uint32_t>> pi(chunk), pl(chunk);
+  for (arma::uword q0 = 0; q0 < nb; q0 += chunk) {
+    const arma::uword q1 = std::min(nb, q0 + chunk);
+    parallel_errors errs;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1 && q1 - q0 > 1)
+#endif
+    {
+      std::vector<double> B;
+      gemm_buffers buf;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (arma::uword q = q0; q < q1; ++q) {
+        errs.run([&] {
+          std::vector<std::uint32_t>& vi = pi[q - q0];
+          std::vector<std::uint32_t>& vl = pl[q - q0];
+          vi.clear();
+          vl.clear();
+          ps.scan(q, B, buf, [&](arma::uword i, arma::uword l, double) {
+            vi.push_back(static_cast<std::uint32_t>(i));
+            vl.push_back(static_cast<std::uint32_t>(l));
+          });
+        });
+      }
+    }
+    errs.rethrow();
+    for (arma::uword q = q0; q < q1; ++q) {
+      std::vector<std::uint32_t>& vi = pi[q - q0];
+      A.found += vi.size();
+      if (!A.overflow && A.found > max_pairs) {
+        A.overflow = true;
+        std::vector<std::uint32_t>().swap(A.i);
+        std::vector<std::uint32_t>().swap(A.l);
+      }
+      if (!A.overflow) {
+        A.i.insert(A.i.end(), vi.begin(), vi.end());
+        A.l.insert(A.l.end(), pl[q - q0].begin(), pl[q - q0].end());
+      }
+    }
+    check_interrupt(interrupt);
+  }
   return A;
 }
 
@@ -337,11 +465,14 @@ inline active_set find_impostors(const problem& P, const arma::mat& Zt,
 inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
                                     const options& o,
                                     const interrupt_fn& interrupt) {
-  const arma::mat Zt = Lc * P.Xt;
+  arma::mat Zt;
+  gemm_buffers buf;
+  map_points(Lc, P.Xt, Zt, o.kernels, buf);
   arma::mat dt;
   arma::vec thr;
   target_distances(P, Zt, dt, thr);
-  return find_impostors(P, Zt, thr, o.slack, o.block, interrupt);
+  return find_impostors(P, Zt, thr, o.slack, o.block, o.max_pairs, interrupt,
+                        o.kernels, o.threads);
 }
 
 struct eval_out {
@@ -354,6 +485,9 @@ struct eval_out {
 struct workspace {
   arma::mat Zt, dt, Q, wt;
   arma::vec thr;
+  arma::mat G, Wd;  // exact (dense) evaluation: Gram and pair weights, n x n
+  gemm_buffers buf;
+  isa kernels = best_isa();
 };
 
 inline eval_out evaluate(const problem& P, const arma::mat& L,
@@ -412,6 +546,98 @@ inline eval_out evaluate(const problem& P, const arma::mat& L,
   return out;
 }
 
+// The objective and its gradient with respect to L, as the L-form solver
+// needs them: the push term over the active set A (all pairs when A is
+// null), the pull term folded into the same weighted Laplacian, so that the
+// gradient costs two products of the size of Z (Z = L X' and Q X) and
+// nothing of size D x D.  With P.unit_quadratic (whitened coordinates,
+// lambda > 0) the quadratic part is ||L||_F^2 and its gradient 2 L.
+inline eval_out evaluate_L(const problem& P, const arma::mat& L,
+                           const active_set* A, arma::mat* gradL, double eps,
+                           arma::uword block, const interrupt_fn& interrupt,
+                           workspace& w, bool dense = false) {
+  map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
+  const arma::mat& Zt = w.Zt;
+  const arma::uword n = Zt.n_cols, dd = Zt.n_rows;
+  target_distances(P, Zt, w.dt, w.thr);
+  const arma::mat* F = gradL ? &Zt : nullptr;
+  const double pull_w = P.unit_quadratic ? 0.0 : 1.0 - P.mu;
+  push_accum acc(P, w.dt, F, nullptr, eps, w.wt, P.mu, pull_w);
+  if (dense) {
+    // Every pair, through the Gram matrix of the mapped points (lower
+    // triangle): exact, and for small n with many impostors cheaper than
+    // visiting pairs one by one.
+    product(w.kernels, Zt, true, Zt, false, w.G, w.buf);
+    if (F) {
+      w.Wd.zeros(n, n);
+      acc.Wd = &w.Wd;
+    }
+    const arma::vec g = w.G.diag();
+    for (arma::uword b = 0; b < n; ++b) {
+      const double* col = w.G.colptr(b);
+      const arma::uword yb = P.y[b];
+      const double tb = w.thr[b];
+      for (arma::uword a = b + 1; a < n; ++a) {
+        if (P.y[a] == yb) continue;
+        const double ta = w.thr[a];
+        double d = g[a] + g[b] - 2.0 * col[a];
+        if (d >= ta && d >= tb) continue;
+        if (d < 0.0) d = 0.0;
+        if (d < ta) acc(a, b, d);
+        if (d < tb) acc(b, a, d);
+      }
+    }
+  } else {
+    if (F) w.Q.zeros(dd, n);
+    acc.Q = F ? &w.Q : nullptr;
+    if (A) {
+      for (std::size_t p = 0; p < A->size(); ++p) {
+        const arma::uword i = A->i[p], l = A->l[p];
+        const double d = col_dist2(Zt, i, l);
+        if (d < w.thr[i]) acc(i, l, d);
+      }
+    } else {
+      close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt, w.kernels);
+    }
+  }
+  acc.finish();
+  if (F && dense) {
+    // Q = Z Lap with Lap = diag(rowsums(S)) - S, S = Wd + Wd'
+    arma::mat& S = w.Wd;
+    S += S.t();
+    const arma::vec deg = arma::sum(S, 1);
+    S *= -1.0;
+    S.diag() += deg;
+    product(w.kernels, Zt, false, S, false, w.Q, w.buf);
+  }
+  eval_out out;
+  out.pull = pull_value(w.dt);
+  out.push = acc.loss;
+  out.triples = acc.triples;
+  double quad;
+  if (P.unit_quadratic) {
+    quad = arma::accu(arma::square(L));
+    out.reg = P.lambda > 0.0 ? (quad - (1.0 - P.mu) * out.pull) / P.lambda : 0.0;
+  } else {
+    out.reg = P.lambda > 0.0 ? (P.R.empty() ? arma::accu(arma::square(L))
+                                            : arma::accu((L * P.R) % L))
+                             : 0.0;
+    quad = (1.0 - P.mu) * out.pull + P.lambda * out.reg;
+  }
+  out.exact = quad + P.mu * out.push;
+  out.value = eps > 0.0 ? quad + P.mu * acc.smooth : out.exact;
+  if (gradL) {
+    product(w.kernels, w.Q, false, P.Xt, true, *gradL, w.buf);
+    *gradL *= 2.0;
+    if (P.unit_quadratic) {
+      *gradL += 2.0 * L;
+    } else if (P.lambda > 0.0) {
+      *gradL += 2.0 * P.lambda * (P.R.empty() ? L : arma::mat(L * P.R));
+    }
+  }
+  return out;
+}
+
 // Projection of a symmetric matrix onto the PSD cone, returning the factor
 // L = Lambda^{1/2} V' (rows for eigenvalues above a relative threshold,
 // largest first; at least one row).
@@ -465,6 +691,7 @@ inline active_set merge_sets(const active_set& A, const active_set& B,
     U.i.push_back(static_cast<std::uint32_t>(q / n));
     U.l.push_back(static_cast<std::uint32_t>(q % n));
   }
+  U.found = U.size();
   return U;
 }
 
@@ -486,9 +713,12 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   if (M.n_rows != D || M.n_cols != D) throw error("lmnn: initial M has wrong size");
   arma::mat L = psd_project(M);
   workspace ws;
+  ws.kernels = o.kernels;
+  options oc = o;  // this solver always keeps every pair it finds
+  oc.max_pairs = std::numeric_limits<std::size_t>::max();
   auto refresh = [&](const arma::mat& Lc) {
     ++res.refreshes;
-    return refresh_impostors(P, Lc, o, interrupt);
+    return refresh_impostors(P, Lc, oc, interrupt);
   };
   active_set A = refresh(L);
   arma::mat G;
@@ -513,7 +743,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   std::deque<double> hist(1, f);     // last accepted values
   while (!converged && it < o.max_iter) {
     ++it;
-    interrupt();
+    check_interrupt(interrupt);
     const double tn = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * tk * tk));
     const double beta = o.momentum ? (tk - 1.0) / tn : 0.0;
     arma::mat Mn = M - alpha * G;
@@ -720,23 +950,55 @@ using minimizer_fn = std::function<inner_result(
     std::function<double(const arma::vec&, arma::vec&)>, const arma::vec&,
     unsigned /* max iterations */)>;
 
-// Low-rank solver over L (d x D).
+// Solver over L (d x D, M = L'L): L-BFGS (the caller's minimiser) on the
+// smoothed objective, with a continuation on the smoothing.
+//
+// Impostors are handled in one of two ways, re-decided at each refresh:
+//  * exact: when n <= o.dense_max and the impostor pairs are a large share
+//    of all pairs (typical of kernel PCA coordinates and small training
+//    sets), every evaluation visits every pair through the n x n Gram
+//    matrix of the mapped points, so the objective is exact and the
+//    minimiser runs without interruption;
+//  * active set: otherwise evaluations visit an active set of pairs,
+//    refreshed by a full search after at most o.inner evaluations; a
+//    refresh that shows a higher objective than at the previous refresh
+//    (impostors the set missed) sends the solver back there with the union
+//    of both sets.
+// A smoothing stage ends when the minimiser stops by its own test (and, with
+// an active set, the refresh finds nothing missed); convergence is declared
+// at the end of the exact-hinge stage.
 inline result solve_L(const problem& P, arma::mat L, const options& o,
                       const minimizer_fn& minimize,
                       const interrupt_fn& interrupt = no_interrupt,
                       const progress_fn& progress = no_progress) {
   result res;
-  const arma::uword D = P.Xt.n_rows, d = L.n_rows;
+  const arma::uword D = P.Xt.n_rows, d = L.n_rows, n = P.Xt.n_cols;
   if (L.n_cols != D || d == 0) throw error("lmnn: initial L has wrong size");
   workspace ws;
+  ws.kernels = o.kernels;
+  options oc = o;
+  if (oc.max_pairs == 0) oc.max_pairs = std::max<std::size_t>(std::size_t(1) << 23, 512 * n);
   auto refresh = [&](const arma::mat& Lc) {
     ++res.refreshes;
-    return refresh_impostors(P, Lc, o, interrupt);
+    return refresh_impostors(P, Lc, oc, interrupt);
   };
-  const arma::uword n = P.Xt.n_cols;
+  // exact: every evaluation covers all pairs, through the Gram matrix
+  // (gram) or the blocked search (otherwise); else the active set A.
+  bool exact = false, gram = false;
+  auto choose = [&](const active_set& S) {
+    gram = n <= o.dense_max &&
+           static_cast<double>(S.found) >= o.dense_share * static_cast<double>(n) * n;
+    exact = gram || S.overflow;
+  };
+  active_set A;
+  auto eval = [&](const arma::mat& Lx, arma::mat* g, double e) {
+    return evaluate_L(P, Lx, exact ? nullptr : &A, g, e, o.block, interrupt, ws,
+                      gram);
+  };
   double eps = o.smooth0;  // smoothing of the hinge (continuation to 0)
-  active_set A = refresh(L);
-  eval_out ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
+  A = refresh(L);
+  choose(A);
+  eval_out ev = eval(L, nullptr, eps);
   double f = ev.value;
   arma::mat L_ref = L;  // last refresh point and its objective
   double f_ref = f;
@@ -745,62 +1007,70 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   unsigned used = 0;
   bool converged = false;
   std::string msg;
+  // The end of a smoothing stage: the next one (less smoothing, finally
+  // none), or convergence.  Returns true when converged.
+  auto next_stage = [&](const std::string& why) {
+    if (eps > 0.0 && ev.triples > 0) {
+      eps = eps > o.smooth_min ? eps * o.smooth_factor : 0.0;
+      ev = eval(L, nullptr, eps);
+      f = ev.value;
+      f_ref = f;
+      return false;
+    }
+    msg = why;
+    return true;
+  };
   while (used < o.max_iter) {
     auto fg = [&](const arma::vec& x, arma::vec& g) {
       const arma::mat Lx(const_cast<double*>(x.memptr()), d, D, false, true);
       arma::mat GL;
-      const eval_out e = evaluate(P, Lx, &A, nullptr, &GL, eps, o.block, interrupt, &ws);
+      const eval_out e = eval(Lx, &GL, eps);
       res.trace.push_back(e.exact);
       g = arma::vectorise(GL);
       return e.value;
     };
-    const unsigned budget = std::min(o.inner, o.max_iter - used);
+    const unsigned left = o.max_iter - used;
+    const unsigned budget = exact ? left : std::min(o.inner, left);
     inner_result ir = minimize(fg, arma::vectorise(L), budget);
     used += std::max(1u, ir.evaluations);
     arma::mat Ln = arma::reshape(ir.par, d, D);
-    const eval_out eo = evaluate(P, Ln, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
+    const eval_out eo = eval(Ln, nullptr, eps);
     // keep the better of old and new (the minimiser returns its best point)
     if (eo.value <= f) {
       L = std::move(Ln);
       f = eo.value;
+      ev = eo;
+    }
+    check_interrupt(interrupt);
+    if (exact) {
+      res.trace.push_back(ev.exact);
+      progress(used, ev.exact, 0.0, A.size());
+      if (ir.stopped && (converged = next_stage(ir.message))) break;
+      continue;
     }
     active_set An = refresh(L);
-    const eval_out er = evaluate(P, L, &An, nullptr, nullptr, eps, o.block, interrupt, &ws);
-    interrupt();
+    const eval_out er = evaluate_L(P, L, An.overflow ? nullptr : &An, nullptr,
+                                   eps, o.block, interrupt, ws);
     if (relative_gt(er.value, f_ref)) {
       // missed impostors made the objective rise: go back with both sets
-      A = merge_sets(A, An, n);
+      A = An.overflow ? std::move(An) : merge_sets(A, An, n);
       L = L_ref;
-      ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
+      choose(A);
+      ev = eval(L, nullptr, eps);
       f = ev.value;
       res.trace.push_back(ev.exact);
       continue;
     }
     const bool missed = relative_gt(er.value, f);
     A = std::move(An);
-    f = er.value;
-    ev = er;
+    choose(A);
+    ev = exact ? eval(L, nullptr, eps) : er;
+    f = ev.value;
     L_ref = L;
     f_ref = f;
     res.trace.push_back(ev.exact);
     progress(used, ev.exact, 0.0, A.size());
-    if (!missed && ir.stopped) {
-      if (eps > 0.0) {
-        // next continuation stage: less smoothing (finally none)
-        // (no triple with a positive hinge: smoothing changes nothing here)
-        eps = (eps > o.smooth_min && ev.triples > 0) ? eps * o.smooth_factor : 0.0;
-        ev = evaluate(P, L, &A, nullptr, nullptr, eps, o.block, interrupt, &ws);
-        f = ev.value;
-        f_ref = f;
-        if (ev.triples > 0) continue;
-        converged = true;
-        msg = ir.message;
-        break;
-      }
-      converged = true;
-      msg = ir.message;
-      break;
-    }
+    if (!missed && ir.stopped && (converged = next_stage(ir.message))) break;
   }
   if (!converged) msg = "iteration limit reached";
   res.L = L;
@@ -809,8 +1079,134 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   res.objective = ev.exact;
   res.converged = converged;
   res.message = msg;
-  res.active_pairs = A.size();
+  res.active_pairs = A.found;
   res.active_triples = ev.triples;
+  return res;
+}
+
+// ---------------------------------------------------------------------------
+// The coordinates the solvers work in, and the entry point.
+//
+// Reduction.  The objective depends on M only through (x_i - x_j)' M
+// (x_i - x_j), i.e. on the span of the differences of the rows of X.  When
+// there are more columns than rows (p >> n, or kernel PCA coordinates with
+// every component kept and a rank-deficient kernel), that span has r < D
+// dimensions; the solvers then work on the r coordinates x~ = B' x (B: an
+// orthonormal basis of the span) and the map returned is L = L~ B'.  The
+// objective is unchanged (for lambda > 0 the optimum has no component
+// outside the span anyway); the metric ignores directions in which the
+// training data do not vary.
+//
+// Whitening (L-form).  With H = (1 - mu) P + lambda I (P the pull matrix),
+// the quadratic part of the objective is tr(L H L').  Writing H = C C'
+// (Cholesky) and L = L^ C^{-1}, i.e. working on x^ = C^{-1} x~, makes it
+// ||L^||_F^2: the problem is the same, but its curvature is isotropic, which
+// is what lets a quasi-Newton method converge in few evaluations even when D
+// is about n.  For lambda = 0, H may be singular (e.g. the direction between
+// class means when every class can be collapsed onto a point); a ridge of
+// 1e-6 max(diag(H)) is then added to H for the change of variables only, and
+// the pull term is evaluated as it is.
+
+// Orthonormal basis (D x r) of the span of the differences of the rows of X
+// if r < D; an empty matrix when the span is all of R^D or r < D is not
+// possible (n > D).
+inline arma::mat difference_span(const arma::mat& X, isa kernels,
+                                 double rtol = 1e-10) {
+  const arma::uword n = X.n_rows, D = X.n_cols;
+  if (n == 0 || n - 1 >= D) return arma::mat();
+  const arma::mat Xc = X.each_row() - arma::mean(X, 0);
+  gemm_buffers buf;
+  arma::mat G;
+  product(kernels, Xc, false, Xc, true, G, buf);
+  G = 0.5 * (G + G.t());
+  arma::vec s;
+  arma::mat U;
+  if (!arma::eig_sym(s, U, G)) throw error("lmnn: eigendecomposition failed");
+  const double top = s.max();
+  arma::uvec keep = arma::find(s > rtol * top);
+  if (!(top > 0.0) || keep.n_elem == 0) keep = arma::uvec{s.n_elem - 1};
+  // B = Xc' U_r diag(1 / sqrt(s_r)): orthonormal columns spanning the rows
+  const arma::mat Ur = U.cols(keep);
+  arma::mat B;
+  product(kernels, Xc, true, Ur, false, B, buf);
+  for (arma::uword c = 0; c < keep.n_elem; ++c) B.col(c) /= std::sqrt(s[keep[c]]);
+  return B;
+}
+
+// Which solver fit() runs.
+enum class solver_kind { L, M };
+
+// Fit LMNN.  X: n x D inputs (one observation per row), y: 0-based labels,
+// targets: n x k (no_neighbor where absent), L0: d x D starting map.  The
+// L-form solver (default) works in reduced, whitened coordinates; the
+// M-form solver in reduced coordinates (it whitens by its own rule).  The
+// result's L (d x D, or rank rows for the M solver) and M = L'L are on the
+// original coordinates.
+inline result fit(const arma::mat& X, const arma::uvec& y,
+                  const arma::umat& targets, const arma::mat& L0,
+                  const options& o, solver_kind kind,
+                  const minimizer_fn& minimize,
+                  const interrupt_fn& interrupt = no_interrupt,
+                  const progress_fn& progress = no_progress) {
+  const arma::uword D = X.n_cols;
+  if (L0.n_cols != D || L0.n_rows == 0) throw error("lmnn: initial L has wrong size");
+  const arma::mat B = difference_span(X, o.kernels);
+  const bool reduce = !B.is_empty();
+  const arma::mat Xr = reduce ? arma::mat(X * B) : arma::mat();
+  problem P = make_problem(reduce ? Xr : X, y, targets, o.mu, o.lambda);
+  arma::mat L0r = reduce ? arma::mat(L0 * B) : L0;
+  if (L0r.n_rows > L0r.n_cols) {
+    // more rows than the span has dimensions: the same metric with fewer
+    // rows (L0r' L0r = R' R)
+    arma::mat Q, R;
+    if (!arma::qr_econ(Q, R, L0r)) throw error("lmnn: QR decomposition failed");
+    L0r = R;
+  }
+  result res;
+  if (kind == solver_kind::M) {
+    res = solve_M(P, L0r.t() * L0r, o, interrupt, progress);
+  } else {
+    arma::mat C;  // H = C C', lower triangular
+    bool whiten = o.precondition && P.n_targets > 0;
+    if (whiten) {
+      arma::mat H = (1.0 - P.mu) * P.pull;
+      double ridge = 0.0;
+      if (P.lambda > 0.0) {
+        H.diag() += P.lambda;
+      } else {
+        ridge = 1e-6 * H.diag().max();
+        if (!(ridge > 0.0)) whiten = false;
+        H.diag() += ridge;
+      }
+      if (whiten && !arma::chol(C, H, "lower")) {
+        // numerically not positive definite: a larger ridge, once
+        H.diag() += 1e-4 * H.diag().max();
+        ridge = 1.0;  // (the quadratic part is no longer exactly ||L||^2)
+        if (!arma::chol(C, H, "lower")) whiten = false;
+      }
+      if (whiten) {
+        // x^ = C^{-1} x~ for every observation (columns of Xt)
+        P.Xt = arma::solve(arma::trimatl(C), P.Xt);
+        P.pull.reset();  // not used by the L-form solver
+        P.unit_quadratic = P.lambda > 0.0 && ridge == 0.0;
+        if (!P.unit_quadratic && P.lambda > 0.0) {
+          // lambda ||L~||^2 = lambda tr(L^ C^{-1} C^{-T} L^')
+          const arma::mat Ci = arma::solve(arma::trimatl(C),
+                                           arma::eye(C.n_rows, C.n_cols));
+          P.R = Ci * Ci.t();
+        }
+      }
+    }
+    const arma::mat Lw = whiten ? arma::mat(L0r * C) : L0r;
+    res = solve_L(P, Lw, o, minimize, interrupt, progress);
+    if (whiten) {
+      // L~ = L^ C^{-1}:  L~' = C^{-T} L^'
+      res.L = arma::solve(arma::trimatu(C.t()), res.L.t()).t();
+    }
+  }
+  if (reduce) res.L = res.L * B.t();
+  res.M = res.L.t() * res.L;
+  res.M = 0.5 * (res.M + res.M.t());
   return res;
 }
 

@@ -29,68 +29,29 @@
 // matrix and never a per-pair outer product.  Rows are sorted by class once,
 // which makes every "same class" set a contiguous column range.
 //
-// Products are Eigen's own GEMM on Armadillo memory (no copies).  Row blocks
-// are shared among OpenMP threads; the interrupt callback is polled between
-// chunks of blocks, on the calling thread only, outside parallel regions.
-//
-// Instruction sets.  The implementation lives in an inline namespace named by
-// KMAHA_NCA_ISA (default `isa_default`), so that a translation unit can
-// compile a second copy for another instruction set (src/nca_avx2.cpp builds
-// one for AVX2+FMA, with Eigen's templates renamed) without clashing with this
-// one.  Callers hold either copy through the abstract kmaha::nca_function.
+// Every product goes through kmaha::gemm (gemm.hpp) on Armadillo memory, and
+// the product kernels and the softmax row run in the instruction set chosen
+// by the caller (isa::avx2 or isa::baseline).  Row blocks are shared among
+// OpenMP threads; the interrupt callback is polled between chunks of blocks,
+// on the calling thread only, outside parallel regions (common.hpp).
 #ifndef KMAHA_NCA_HPP
 #define KMAHA_NCA_HPP
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <vector>
 #include "common.hpp"
-#include "nca_function.hpp"
+#include "gemm.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-#ifndef KMAHA_NCA_ISA
-#define KMAHA_NCA_ISA isa_default
-#endif
-
 namespace kmaha {
 
-
-inline namespace KMAHA_NCA_ISA {
-
 namespace nca_detail {
-
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ColMat = Eigen::MatrixXd;
-using CMap = Eigen::Map<const Eigen::MatrixXd>;
-
-// Sets the OpenMP thread count of the calling thread for the lifetime of the
-// guard (Eigen sizes its own parallel products by it) and restores it after.
-class thread_guard {
- public:
-  explicit thread_guard(int nt) {
-#ifdef _OPENMP
-    old_ = omp_get_max_threads();
-    omp_set_num_threads(nt);
-#else
-    (void)nt;
-#endif
-  }
-  ~thread_guard() {
-#ifdef _OPENMP
-    omp_set_num_threads(old_);
-#endif
-  }
-  thread_guard(const thread_guard&) = delete;
-  thread_guard& operator=(const thread_guard&) = delete;
-
- private:
-  int old_ = 1;
-};
 
 inline int thread_id() {
 #ifdef _OPENMP
@@ -103,19 +64,9 @@ inline int thread_id() {
 // ---------------------------------------------------------------------------
 // One row of the softmax, fused: squared distances from the inner products,
 // the row minimum, the shifted exponentials and their (same-class) sums, and
-// finally the gradient weights, in three sweeps over the row.  Written with
-// GCC/Clang vector extensions (4 doubles); on Linux/x86-64 with GCC the
-// function is compiled for AVX2+FMA and for the baseline ISA and chosen at
-// load time (target_clones), so no special compiler flags are needed.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__) && (__GNUC__ >= 11) && !defined(KMAHA_NCA_NO_CLONES)
-#define KMAHA_NCA_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define KMAHA_NCA_CLONES
-#endif
-#ifndef KMAHA_NCA_ISA_NAME
-#define KMAHA_NCA_ISA_NAME "default"
-#endif
+// finally the gradient weights, in three sweeps over the row.  Written once
+// with GCC/clang vector extensions (4 doubles) and compiled, like the GEMM
+// micro-kernel (gemm.hpp), for the baseline and for AVX2+FMA.
 
 // The vector helpers are always inlined, so passing vectors by value never
 // crosses an ABI boundary (GCC may still print a -Wpsabi note about AVX
@@ -124,24 +75,36 @@ inline int thread_id() {
 #if defined(__GNUC__) && ((!defined(__clang__) && __GNUC__ >= 9) || \
                           (defined(__clang__) && __clang_major__ >= 9))
 #define KMAHA_NCA_VECTOR 1
+// Vectors of 2 doubles for the baseline (SSE2), of 4 for AVX2, with the
+// matching integer vectors for masks and bit manipulation.
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2l __attribute__((vector_size(16)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
+
+template <class V>
+KMAHA_ALWAYS_INLINE V vsplat(double x) {
+  V v;
+  for (unsigned k = 0; k < sizeof(V) / sizeof(double); ++k) v[k] = x;
+  return v;
+}
 
 // exp(x) for x <= 0: 2^k e^r with k = round(x / ln 2), |r| <= ln(2) / 2 and a
 // degree-13 Taylor polynomial (truncation error < 5e-18 relative).  Inputs
 // below -708 (where the result is below the smallest normal double) give 0.
-static inline __attribute__((always_inline)) void exp_nonpos(v4d& x) {
-  const v4d lo = {-708.0, -708.0, -708.0, -708.0};
-  const v4l under = x < lo;
+template <class V, class VL>
+KMAHA_ALWAYS_INLINE void exp_nonpos(V& x) {
+  const V lo = vsplat<V>(-708.0);
+  const VL under = x < lo;
   x = under ? lo : x;
   // Adding 1.5 * 2^52 rounds x / ln 2 to the integer k, which then sits in
   // the low bits of the sum's representation.
   const double shifter = 6755399441055744.0;
-  const v4d ks = x * 1.4426950408889634 + shifter;
-  const v4d kf = ks - shifter;
-  v4d r = x - kf * 0.693145751953125;       // ln 2, high part (exact product)
+  const V ks = x * 1.4426950408889634 + shifter;
+  const V kf = ks - shifter;
+  V r = x - kf * 0.693145751953125;       // ln 2, high part (exact product)
   r = r - kf * 1.4286068203094172321e-06;   // ln 2, low part
-  v4d p = r * (1.0 / 6227020800.0) + (1.0 / 479001600.0);
+  V p = r * (1.0 / 6227020800.0) + (1.0 / 479001600.0);
   p = p * r + (1.0 / 39916800.0);
   p = p * r + (1.0 / 3628800.0);
   p = p * r + (1.0 / 362880.0);
@@ -154,23 +117,30 @@ static inline __attribute__((always_inline)) void exp_nonpos(v4d& x) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  v4l kbits;
+  VL kbits;
   __builtin_memcpy(&kbits, &ks, sizeof(kbits));
   const long long shifter_bits = 0x4338000000000000LL;  // bits of 1.5 * 2^52
-  const v4l bits = (kbits - shifter_bits + 1023) << 52;
-  v4d scale;
+  const VL bits = (kbits - shifter_bits + 1023) << 52;
+  V scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));
-  const v4d res = p * scale;
-  const v4d zero = {0.0, 0.0, 0.0, 0.0};
-  x = under ? zero : res;
+  const V res = p * scale;
+  x = under ? vsplat<V>(0.0) : res;
 }
 
-static inline __attribute__((always_inline)) void load4(v4d& v, const double* p) {
+template <class V>
+KMAHA_ALWAYS_INLINE void vload(V& v, const double* p) {
   __builtin_memcpy(&v, p, sizeof(v));
 }
-static inline __attribute__((always_inline)) void store4(double* p, const v4d& v) {
+template <class V>
+KMAHA_ALWAYS_INLINE void vstore(double* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof(v));
 }
+#else
+// Without vector extensions the scalar loops below do all the work.
+typedef double v2d;
+typedef long long v2l;
+typedef double v4d;
+typedef long long v4l;
 #endif
 
 inline double exp_nonpos_scalar(double x) {
@@ -179,30 +149,33 @@ inline double exp_nonpos_scalar(double x) {
 
 // Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
 // is overwritten with p_ij, or with the gradient weights W_ij when grad is
-// true.  [cs, ce) is the column range of i's class.  Returns p_i.
-KMAHA_NCA_CLONES
-static double softmax_row(double* t, const double* nz, std::size_t n,
-                          std::size_t i, std::size_t cs, std::size_t ce,
-                          bool grad) {
+// true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
+// are the vector types (W doubles) of the instruction set.
+template <class V, class VL>
+KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
+                                            std::size_t n, std::size_t i,
+                                            std::size_t cs, std::size_t ce,
+                                            bool grad) {
   const double nzi = nz[i];
   const double inf = std::numeric_limits<double>::infinity();
   std::size_t j = 0;
   double m = inf;
 #ifdef KMAHA_NCA_VECTOR
   // Sweep 1: distances (clamped at 0) and their minimum.
+  constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
-    const v4d zero = {0.0, 0.0, 0.0, 0.0};
-    v4d vm = {inf, inf, inf, inf};
-    for (; j + 4 <= n; j += 4) {
-      v4d a, c;
-      load4(a, nz + j);
-      load4(c, t + j);
-      v4d v = nzi + a - 2.0 * c;
+    const V zero = vsplat<V>(0.0);
+    V vm = vsplat<V>(inf);
+    for (; j + W <= n; j += W) {
+      V a, c;
+      vload(a, nz + j);
+      vload(c, t + j);
+      V v = nzi + a - 2.0 * c;
       v = v < zero ? zero : v;
-      store4(t + j, v);
+      vstore(t + j, v);
       vm = v < vm ? v : vm;
     }
-    for (int k = 0; k < 4; ++k) m = vm[k] < m ? vm[k] : m;
+    for (std::size_t k = 0; k < W; ++k) m = vm[k] < m ? vm[k] : m;
   }
 #endif
   for (; j < n; ++j) {
@@ -224,16 +197,16 @@ static double softmax_row(double* t, const double* nz, std::size_t n,
   j = 0;
 #ifdef KMAHA_NCA_VECTOR
   {
-    v4d vs = {0.0, 0.0, 0.0, 0.0};
-    for (; j + 4 <= n; j += 4) {
-      v4d e;
-      load4(e, t + j);
+    V vs = vsplat<V>(0.0);
+    for (; j + W <= n; j += W) {
+      V e;
+      vload(e, t + j);
       e = m - e;
-      exp_nonpos(e);
-      store4(t + j, e);
+      exp_nonpos<V, VL>(e);
+      vstore(t + j, e);
       vs += e;
     }
-    s = (vs[0] + vs[1]) + (vs[2] + vs[3]);
+    for (std::size_t k = 0; k < W; ++k) s += vs[k];
   }
 #endif
   for (; j < n; ++j) {
@@ -256,6 +229,32 @@ static double softmax_row(double* t, const double* nz, std::size_t n,
   return pi;
 }
 
+inline double softmax_row_baseline(double* t, const double* nz, std::size_t n,
+                                   std::size_t i, std::size_t cs,
+                                   std::size_t ce, bool grad) {
+  return softmax_row_body<v2d, v2l>(t, nz, n, i, cs, ce, grad);
+}
+
+#ifdef KMAHA_GEMM_AVX2
+KMAHA_TARGET_AVX2
+inline double softmax_row_avx2(double* t, const double* nz, std::size_t n,
+                               std::size_t i, std::size_t cs, std::size_t ce,
+                               bool grad) {
+  return softmax_row_body<v4d, v4l>(t, nz, n, i, cs, ce, grad);
+}
+#endif
+
+// Row i of the block with the kernel compiled for instruction set s.
+inline double softmax_row(isa s, double* t, const double* nz, std::size_t n,
+                          std::size_t i, std::size_t cs, std::size_t ce,
+                          bool grad) {
+#ifdef KMAHA_GEMM_AVX2
+  if (s == isa::avx2) return softmax_row_avx2(t, nz, n, i, cs, ce, grad);
+#else
+  (void)s;
+#endif
+  return softmax_row_baseline(t, nz, n, i, cs, ce, grad);
+}
 
 }  // namespace nca_detail
 
@@ -269,16 +268,18 @@ inline int nca_max_threads(int requested) {
 #endif
 }
 
-class nca_objective : public nca_function {
+class nca_objective {
  public:
   // X: n x D, one observation per row.  y: 0-based class labels.
   // lambda >= 0; reg: nullptr for lambda ||A||_F^2, else a symmetric D x D
   // matrix R for lambda trace(A R A') (the object keeps a pointer: R must
-  // outlive it).  block = 0 picks the row block size automatically.
+  // outlive it).  block = 0 picks the row block size automatically.  s: the
+  // instruction set of the kernels (isa::avx2 needs cpu_has_avx2_fma()).
   nca_objective(const arma::mat& X, const arma::uvec& y, double lambda = 0.0,
                 const arma::mat* reg = nullptr, int num_threads = 1,
-                arma::uword block = 0, interrupt_fn interrupt = no_interrupt)
-      : lambda_(lambda), reg_(reg), nt_(nca_max_threads(num_threads)),
+                arma::uword block = 0, interrupt_fn interrupt = no_interrupt,
+                isa s = best_isa())
+      : lambda_(lambda), reg_(reg), nt_(nca_max_threads(num_threads)), isa_(s),
         interrupt_(std::move(interrupt)) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("nca: at least two observations are needed");
@@ -288,6 +289,8 @@ class nca_objective : public nca_function {
       throw error("nca: lambda must be finite and non-negative");
     if (reg != nullptr && (reg->n_rows != X.n_cols || reg->n_cols != X.n_cols))
       throw error("nca: the regularisation matrix must be D x D");
+    if (s == isa::avx2 && !cpu_has_avx2_fma())
+      throw error("nca: the AVX2+FMA kernels are not available here");
     // Stable sort by class: same-class columns become contiguous ranges.
     order_ = arma::stable_sort_index(y);
     Xs_ = X.rows(order_);
@@ -313,142 +316,156 @@ class nca_objective : public nca_function {
     block_ = std::min<arma::uword>(block, n);
   }
 
-  arma::uword n_obs() const override { return Xs_.n_rows; }
-  arma::uword n_features() const override { return Xs_.n_cols; }
-  int threads() const override { return nt_; }
-  void set_min_parallel_flops(double flops) override { min_parallel_flops = flops; }
-  const char* isa() const override { return KMAHA_NCA_ISA_NAME; }
+  arma::uword n_obs() const { return Xs_.n_rows; }
+  arma::uword n_features() const { return Xs_.n_cols; }
+  int threads() const { return nt_; }
+  void set_min_parallel_flops(double flops) { min_parallel_flops = flops; }
+  // Name of the instruction set the kernels run in.
+  const char* isa_name() const { return kmaha::isa_name(isa_); }
 
   // Objective at A (d x D); the gradient is written to *grad when non-null.
-  double evaluate(const arma::mat& A, arma::mat* grad = nullptr) const override {
-    using namespace nca_detail;
+  double evaluate(const arma::mat& A, arma::mat* grad = nullptr) const {
     const arma::uword n = Xs_.n_rows, D = Xs_.n_cols, d = A.n_rows;
     if (A.n_cols != D) throw error("nca: the map must have one column per feature");
     if (d == 0) throw error("nca: the map must have at least one row");
     if (!A.is_finite()) throw error("nca: the map has non-finite entries");
     const bool want_grad = grad != nullptr;
-    const Eigen::Index N = static_cast<Eigen::Index>(n);
-    const Eigen::Index Dd = static_cast<Eigen::Index>(D);
-    const Eigen::Index dd = static_cast<Eigen::Index>(d);
-    const Eigen::Index b = static_cast<Eigen::Index>(block_);
-    const Eigen::Index nblocks = (N + b - 1) / b;
+    const std::ptrdiff_t N = static_cast<std::ptrdiff_t>(n);
+    const std::ptrdiff_t Dd = static_cast<std::ptrdiff_t>(D);
+    const std::ptrdiff_t dd = static_cast<std::ptrdiff_t>(d);
+    const std::ptrdiff_t b = static_cast<std::ptrdiff_t>(block_);
+    const std::ptrdiff_t nblocks = (N + b - 1) / b;
     // Threads pay off only when a block pass has enough work; the flop count
     // of one evaluation is about 6 n^2 d.
     const double flops = 6.0 * static_cast<double>(n) * static_cast<double>(n) *
                          static_cast<double>(d);
-    const int nt = flops < min_parallel_flops ? 1
-                   : static_cast<int>(std::min<Eigen::Index>(nt_, nblocks));
-    // Products outside our own parallel regions run on one thread (they are
-    // O(n D d)); Eigen must not start teams of its own.
-    thread_guard guard(1);
-    CMap Xm(Xs_.memptr(), N, Dd);
-    CMap Am(A.memptr(), dd, Dd);
+    const int nt = flops < min_parallel_flops
+                       ? 1
+                       : static_cast<int>(std::min<std::ptrdiff_t>(nt_, nblocks));
 
-    // Z = X A' and the squared row norms.
     // Buffers persist between evaluations (an optimiser calls evaluate() with
     // the same shapes over and over): no allocation, page faults or zeroing
     // of fresh memory per call.
     workspace& w = ws_;
-    ColMat& Z = w.Z;
-    Z.resize(N, dd);
-    Z.noalias() = Xm * Am.transpose();
-    w.nz = Z.rowwise().squaredNorm();
-    const Eigen::VectorXd& nz = w.nz;
-
-    ColMat& WZ = w.WZ;
-    std::vector<ColMat>& acc_wtz = w.acc_wtz;
-    std::vector<Eigen::VectorXd>& acc_col = w.acc_col;
-    std::vector<RowMat>& work = w.work;
-    if (static_cast<int>(work.size()) < nt) work.resize(nt);
-    if (want_grad && static_cast<int>(acc_wtz.size()) < nt) {
-      acc_wtz.resize(nt);
-      acc_col.resize(nt);
-    }
-    // used[t]: thread t got a block in this evaluation (its accumulators are
-    // zeroed on first use and summed at the end).
-    std::vector<char> used(nt, 0);
-    std::vector<double> acc_f(nt, 0.0);
-    if (want_grad) WZ.resize(N, dd);
+    // Z = X A' (n x d) and its transpose Zt (d x n: the rows of Z, each
+    // contiguous), and the squared row norms.
+    w.Z.set_size(n, d);
+    gemm(isa_, N, dd, Dd, cview::col_major(Xs_.memptr(), N),
+         cview::transposed(A.memptr(), dd), w.Z.memptr(), 1, N, false, w.buf);
+    w.Zt = w.Z.t();
+    w.nz = arma::sum(arma::square(w.Z), 1);
+    const double* Z = w.Z.memptr();
+    const double* Zt = w.Zt.memptr();
+    const double* nz = w.nz.memptr();
+    if (want_grad) w.WZ.set_size(n, d);
+    double* WZ = w.WZ.memptr();
+    if (static_cast<int>(w.per_thread.size()) < nt) w.per_thread.resize(nt);
+    for (thread_space& ts : w.per_thread) ts.used = false;
     // Blocks are handed out in chunks of about chunk_flops of work; the
     // interrupt callback is polled between chunks.
     const double block_flops = flops / static_cast<double>(nblocks);
-    const Eigen::Index chunk = std::max<Eigen::Index>(
-        nt, static_cast<Eigen::Index>(chunk_flops / std::max(block_flops, 1.0)));
+    const std::ptrdiff_t chunk = std::max<std::ptrdiff_t>(
+        nt, static_cast<std::ptrdiff_t>(chunk_flops / std::max(block_flops, 1.0)));
 
-    for (Eigen::Index c0 = 0; c0 < nblocks; c0 += chunk) {
-      const Eigen::Index c1 = std::min(nblocks, c0 + chunk);
+    for (std::ptrdiff_t c0 = 0; c0 < nblocks; c0 += chunk) {
+      const std::ptrdiff_t c1 = std::min(nblocks, c0 + chunk);
+      parallel_errors errs;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
 #endif
       {
-        const int t = thread_id();
-        RowMat& T = work[t];
-        if (want_grad && !used[t]) {
-          acc_wtz[t].setZero(N, dd);
-          acc_col[t].setZero(N);
-        }
-        used[t] = 1;
+        thread_space& ts = w.per_thread[nca_detail::thread_id()];
+        errs.run([&] {
+          if (ts.used) return;
+          ts.used = true;
+          ts.f = 0.0;
+          ts.T.resize(static_cast<std::size_t>(b * N));
+          if (want_grad) {
+            ts.acc.zeros(n, d);
+            ts.col.zeros(n);
+          }
+        });
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-        for (Eigen::Index blk = c0; blk < c1; ++blk) {
-          const Eigen::Index i0 = blk * b, len = std::min(b, N - i0);
-          if (T.rows() != len || T.cols() != N) T.resize(len, N);
-          T.noalias() = Z.middleRows(i0, len) * Z.transpose();
-          double fsum = 0.0;
-          for (Eigen::Index r = 0; r < len; ++r) {
-            const std::size_t i = static_cast<std::size_t>(i0 + r);
-            fsum += softmax_row(T.row(r).data(), nz.data(), n, i, start_[i],
-                                end_[i], want_grad);
-          }
-          acc_f[t] -= fsum;
-          if (want_grad) {
-            WZ.middleRows(i0, len).noalias() = T * Z;
-            acc_wtz[t].noalias() += T.transpose() * Z.middleRows(i0, len);
-            acc_col[t].noalias() += T.colwise().sum().transpose();
-          }
+        for (std::ptrdiff_t blk = c0; blk < c1; ++blk) {
+          errs.run([&] {
+            const std::ptrdiff_t i0 = blk * b, len = std::min(b, N - i0);
+            double* T = ts.T.data();
+            // T = Z_I Z' (len x n, row-major).
+            gemm(isa_, len, N, dd, cview{Zt + i0 * dd, dd, 1}, cview{Z, N, 1},
+                 T, N, 1, false, ts.buf);
+            double fsum = 0.0;
+            for (std::ptrdiff_t r = 0; r < len; ++r) {
+              const std::size_t i = static_cast<std::size_t>(i0 + r);
+              fsum += nca_detail::softmax_row(isa_, T + r * N, nz, n, i,
+                                              start_[i], end_[i], want_grad);
+            }
+            ts.f -= fsum;
+            if (!want_grad) return;
+            // Rows I of W Z, and W_I' Z_I accumulated; T now holds W_I.
+            gemm(isa_, len, dd, N, cview{T, N, 1}, cview{Zt, dd, 1}, WZ + i0, 1,
+                 N, false, ts.buf);
+            gemm(isa_, N, dd, len, cview{T, 1, N}, cview{Zt + i0 * dd, dd, 1},
+                 ts.acc.memptr(), 1, N, true, ts.buf);
+            double* col = ts.col.memptr();
+            for (std::ptrdiff_t r = 0; r < len; ++r) {
+              const double* tr = T + r * N;
+              for (std::ptrdiff_t j = 0; j < N; ++j) col[j] += tr[j];
+            }
+          });
         }
       }
-      interrupt_();
+      errs.rethrow();
+      check_interrupt(interrupt_);
     }
 
     double f = 0.0;
-    for (int t = 0; t < nt; ++t) f += acc_f[t];
-    f += lambda_ * reg_value(A);
+    for (const thread_space& ts : w.per_thread)
+      if (ts.used) f += ts.f;
+    // The regulariser: lambda ||A||_F^2, or lambda tr(A R A') with A R
+    // through the same product kernels (R is n x n for kernel-trick NCA).
+    arma::mat& AR = w.AR;
+    if (lambda_ > 0.0) {
+      if (reg_ == nullptr) {
+        f += lambda_ * arma::accu(arma::square(A));
+      } else {
+        AR.set_size(d, D);
+        gemm(isa_, dd, Dd, Dd, cview::col_major(A.memptr(), dd),
+             cview::col_major(reg_->memptr(), Dd), AR.memptr(), 1, dd, false,
+             w.buf);
+        f += lambda_ * arma::accu(AR % A);
+      }
+    }
     if (!want_grad) return f;
 
-    Eigen::VectorXd colsum = Eigen::VectorXd::Zero(N);
-    for (int t = 0; t < nt; ++t) {
-      if (!used[t]) continue;  // a thread that got no block
-      WZ += acc_wtz[t];
-      colsum += acc_col[t];
+    arma::vec colsum(n, arma::fill::zeros);
+    for (const thread_space& ts : w.per_thread) {
+      if (!ts.used) continue;  // a thread that got no block
+      w.WZ += ts.acc;
+      colsum += ts.col;
     }
     // L Z = colsum .* Z - (W Z + W' Z), then the gradient 2 (L Z)' X.
-    WZ = colsum.asDiagonal() * Z - WZ;
+    w.WZ = w.Z.each_col() % colsum - w.WZ;
     grad->set_size(d, D);
-    Eigen::Map<ColMat> G(grad->memptr(), dd, Dd);
-    G.noalias() = 2.0 * (WZ.transpose() * Xm);
+    gemm(isa_, dd, Dd, N, cview::transposed(w.WZ.memptr(), N),
+         cview::col_major(Xs_.memptr(), N), grad->memptr(), 1, dd, false, w.buf);
+    *grad *= 2.0;
     if (lambda_ > 0.0) {
       if (reg_ == nullptr) {
         *grad += (2.0 * lambda_) * A;
       } else {
-        *grad += (2.0 * lambda_) * (A * (*reg_));
+        *grad += (2.0 * lambda_) * AR;
       }
     }
     return f;
-  }
-
-  // The regulariser reg(A) alone (without lambda).
-  double reg_value(const arma::mat& A) const {
-    if (lambda_ == 0.0) return 0.0;
-    if (reg_ == nullptr) return arma::accu(arma::square(A));
-    return arma::accu((A * (*reg_)) % A);
   }
 
  private:
   double lambda_;
   const arma::mat* reg_;
   int nt_;
+  isa isa_;
   interrupt_fn interrupt_;
   arma::uvec order_;
   arma::mat Xs_;
@@ -456,12 +473,19 @@ class nca_objective : public nca_function {
   arma::uword block_ = 64;
   // Scratch memory of evaluate(), kept between calls.  One object must
   // therefore not be evaluated from several threads at once.
+  struct thread_space {
+    std::vector<double> T;  // b x n block, row-major
+    arma::mat acc;          // n x d: sum of W_I' Z_I
+    arma::vec col;          // n: column sums of W
+    gemm_buffers buf;
+    double f = 0.0;
+    bool used = false;
+  };
   struct workspace {
-    nca_detail::ColMat Z, WZ;
-    Eigen::VectorXd nz;
-    std::vector<nca_detail::ColMat> acc_wtz;
-    std::vector<Eigen::VectorXd> acc_col;
-    std::vector<nca_detail::RowMat> work;
+    arma::mat Z, Zt, WZ, AR;
+    arma::vec nz;
+    gemm_buffers buf;
+    std::vector<thread_space> per_thread;
   };
   mutable workspace ws_;
 
@@ -469,10 +493,9 @@ class nca_objective : public nca_function {
   // Below this many flops per evaluation one thread is used; chunks of about
   // chunk_flops separate the interrupt polls.
   double min_parallel_flops = 2.0e7;
-  double chunk_flops = 2.0e9;
+  double chunk_flops = 2.0e8;
 };
 
-}  // inline namespace KMAHA_NCA_ISA
 }  // namespace kmaha
 
 #endif  // KMAHA_NCA_HPP

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <numeric>
 #include <vector>
-#include <Eigen/Dense>
 #include "common.hpp"
+#include "distances.hpp"
 
 namespace kmaha {
 
@@ -44,42 +44,29 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
                              arma::uword k, bool self,
                              arma::mat* dist_out = nullptr,
                              arma::uword block = 512,
-                             const interrupt_fn& interrupt = no_interrupt) {
+                             const interrupt_fn& interrupt = no_interrupt,
+                             isa s = best_isa()) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
   arma::umat idx(m, k);
   if (dist_out) dist_out->set_size(m, k);
-  const arma::vec xx = arma::sum(arma::square(X), 1);
   std::vector<arma::uword> scratch;
   std::vector<arma::uword> row(k);
-  for (arma::uword s = 0; s < m; s += block) {
-    const arma::uword e = std::min(m, s + block);
-    // n x (e-s) inner products, one contiguous column per query, through
-    // Eigen's blocked product (measured ~5x faster than the reference BLAS
-    // here, and independent of the BLAS R links).
-    arma::mat Bt(n, e - s);
-    {
-      const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), n, X.n_cols);
-      const Eigen::Map<const Eigen::MatrixXd> Qe(Q.memptr(), m, Q.n_cols);
-      Eigen::Map<Eigen::MatrixXd> Be(Bt.memptr(), n, e - s);
-      Be.noalias() = Xe * Qe.middleRows(s, e - s).transpose();
-    }
-    const arma::vec qq = arma::sum(arma::square(Q.rows(s, e - 1)), 1);
-    Bt *= -2.0;
-    Bt.each_col() += xx;
-    Bt.each_row() += qq.t();
-    for (arma::uword q = 0; q < e - s; ++q) {
-      const double* d = Bt.colptr(q);
-      const arma::uword qi = s + q;
-      detail::k_smallest(d, n, k, [&](arma::uword j) { return !self || j != qi; },
-                         scratch, row.data());
-      for (arma::uword t = 0; t < k; ++t) {
-        idx(qi, t) = row[t];
-        if (dist_out) (*dist_out)(qi, t) = std::max(0.0, d[row[t]]);
-      }
-    }
-    interrupt();
-  }
+  for_each_distance_block(
+      X, self ? X : Q, block,
+      [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        for (arma::uword qi = q0; qi < q1; ++qi) {
+          const double* d = D2.colptr(qi - q0);
+          detail::k_smallest(d, n, k,
+                             [&](arma::uword j) { return !self || j != qi; },
+                             scratch, row.data());
+          for (arma::uword t = 0; t < k; ++t) {
+            idx(qi, t) = row[t];
+            if (dist_out) (*dist_out)(qi, t) = d[row[t]];
+          }
+        }
+      },
+      interrupt, s);
   return idx;
 }
 
@@ -89,38 +76,27 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
 inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
                                   arma::uword k, bool same,
                                   arma::uword block = 512,
-                                  const interrupt_fn& interrupt = no_interrupt) {
+                                  const interrupt_fn& interrupt = no_interrupt,
+                                  isa s = best_isa()) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
   arma::umat idx(n, k);
-  const arma::vec xx = arma::sum(arma::square(X), 1);
   std::vector<arma::uword> scratch;
   std::vector<arma::uword> row(k);
-  for (arma::uword s = 0; s < n; s += block) {
-    const arma::uword e = std::min(n, s + block);
-    // n x (e-s) block, one contiguous column per query point (no transpose
-    // copy), through Eigen's blocked product as in knn_search().
-    arma::mat Bt(n, e - s);
-    {
-      const Eigen::Map<const Eigen::MatrixXd> Xe(X.memptr(), n, X.n_cols);
-      Eigen::Map<Eigen::MatrixXd> Be(Bt.memptr(), n, e - s);
-      Be.noalias() = Xe * Xe.middleRows(s, e - s).transpose();
-    }
-    Bt *= -2.0;
-    Bt.each_col() += xx;
-    Bt.each_row() += xx.subvec(s, e - 1).t();
-    for (arma::uword q = 0; q < e - s; ++q) {
-      const arma::uword qi = s + q;
-      const arma::uword cq = y[qi];
-      detail::k_smallest(Bt.colptr(q), n, k,
-                         [&](arma::uword j) {
-                           return j != qi && ((y[j] == cq) == same);
-                         },
-                         scratch, row.data());
-      for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
-    }
-    interrupt();
-  }
+  for_each_distance_block(
+      X, X, block,
+      [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        for (arma::uword qi = q0; qi < q1; ++qi) {
+          const arma::uword cq = y[qi];
+          detail::k_smallest(D2.colptr(qi - q0), n, k,
+                             [&](arma::uword j) {
+                               return j != qi && ((y[j] == cq) == same);
+                             },
+                             scratch, row.data());
+          for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
+        }
+      },
+      interrupt, s);
   return idx;
 }
 
