@@ -164,12 +164,8 @@ cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
 # the learner on its coordinates, kNN accuracy on the held-out part.
 cv_task <- function(t, job, progress) {
   if (job$one_thread) {
-    old <- options(kmaha.num_threads = 1L)
-    old_omp <- cpp_omp_threads(1L)
-    on.exit({
-      options(old)
-      cpp_omp_threads(old_omp)
-    }, add = TRUE)
+    restore <- one_thread()
+    on.exit(restore(), add = TRUE)
   }
   x <- job$x
   y <- job$y

@@ -191,6 +191,17 @@ split_rows <- function(seed, dataset, split, n, n_train) {
   sample.int(n, n_train)
 }
 
+# Limits the package's threads (NCA's, and the OpenMP threads of KPCA and
+# the products) to one; returns the function that restores the settings.
+one_thread <- function() {
+  old <- options(kmaha.num_threads = 1L)
+  old_omp <- cpp_omp_threads(1L)
+  function() {
+    options(old)
+    cpp_omp_threads(old_omp)
+  }
+}
+
 # The task function the workers receive (small to send; repro_cell() comes
 # from the worker's own copy of the namespace).
 repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
@@ -198,12 +209,8 @@ repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
 # One cell: split, standardize, fit, predict. One thread per fit, so that
 # sums run in a fixed order and the result does not depend on the plan.
 repro_cell <- function(i, job, progress) {
-  old <- options(kmaha.num_threads = 1L)
-  old_omp <- cpp_omp_threads(1L)
-  on.exit({
-    options(old)
-    cpp_omp_threads(old_omp)
-  }, add = TRUE)
+  restore <- one_thread()
+  on.exit(restore(), add = TRUE)
   cell <- job$cells[i, ]
   d <- repro_data(cell$dataset, job$source)
   tr <- split_rows(job$seed, cell$dataset, cell$split, nrow(d$x), d$n_train)
@@ -279,28 +286,32 @@ new_reproduction <- function(res, run_info) {
 
 # The settings, software and machine of a run.
 repro_run_info <- function(seed, splits, split_ids, cv_folds, elapsed) {
+  plan <- setdiff(class(future::plan()),
+                  c("FutureStrategy", "tweaked", "uniprocess", "multiprocess",
+                    "future", "function"))[1]
+  run_header(plan = plan, workers = as.integer(future::nbrOfWorkers()),
+             seed = seed, splits = splits,
+             split_ids = paste(compress_ids(split_ids), collapse = ","),
+             cv_folds = cv_folds, elapsed_seconds = round(elapsed, 1))
+}
+
+# Date, software and machine, followed by the fields in `...`: the header of
+# the results files (also used by the scripts in data-raw/).
+run_header <- function(...) {
   cpu <- NA_character_
   if (file.exists("/proc/cpuinfo")) {
     m <- grep("^model name", readLines("/proc/cpuinfo", warn = FALSE), value = TRUE)
     if (length(m)) cpu <- trimws(sub("^[^:]*:", "", m[1]))
   }
-  plan <- setdiff(class(future::plan()),
-                  c("FutureStrategy", "tweaked", "uniprocess", "multiprocess",
-                    "future", "function"))[1]
-  list(date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"),
-       kmaha_version = as.character(utils::packageVersion("kmaha")),
-       r_version = R.version.string,
-       platform = R.version$platform,
-       cpu = cpu,
-       cores = as.integer(future::availableCores()),
-       blas = unname(extSoftVersion()["BLAS"]),
-       lapack = La_library(),
-       plan = plan,
-       workers = as.integer(future::nbrOfWorkers()),
-       seed = seed, splits = splits,
-       split_ids = paste(compress_ids(split_ids), collapse = ","),
-       cv_folds = cv_folds,
-       elapsed_seconds = round(elapsed, 1))
+  c(list(date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"),
+         kmaha_version = as.character(utils::packageVersion("kmaha")),
+         r_version = R.version.string,
+         platform = R.version$platform,
+         cpu = cpu,
+         cores = as.integer(future::availableCores()),
+         blas = unname(extSoftVersion()["BLAS"]),
+         lapack = La_library()),
+    list(...))
 }
 
 # 1,2,3,5 -> "1-3", "5"
@@ -350,7 +361,6 @@ paper_reproduction <- function(file = system.file("extdata", "paper_reproduction
 # the per-cell rows (accuracy and sigma with 15 significant digits, or 17
 # where 15 do not read back exactly).
 write_reproduction <- function(res, file) {
-  info <- attr(res, "run_info")
   df <- as.data.frame(unclass(res), stringsAsFactors = FALSE)[repro_columns]
   num17 <- function(v) {
     out <- sprintf("%.15g", v)
@@ -365,15 +375,21 @@ write_reproduction <- function(res, file) {
   df$seconds <- sprintf("%.3f", df$seconds)
   df$error <- gsub("[\r\n]+", " ", df$error)
   df$warning <- gsub("[\r\n]+", " ", df$warning)
+  write_csv_header(df, file, attr(res, "run_info"),
+                   quote = c("dataset", "learner", "kernel", "weights", "error",
+                             "warning"))
+}
+
+# A CSV file headed by "# key: value" lines (values on one line each); the
+# columns named in `quote` are quoted, missing values are empty.
+write_csv_header <- function(df, file, info, quote = character()) {
   con <- file(file, "w")
   on.exit(close(con), add = TRUE)
   info_val <- vapply(info, function(v) gsub("[\r\n]+", " ", paste(v, collapse = " ")),
                      character(1))
   writeLines(sprintf("# %s: %s", names(info), info_val), con)
   utils::write.csv(df, con, row.names = FALSE, na = "",
-                   quote = match(c("dataset", "learner", "kernel", "weights", "error",
-                                   "warning"),
-                                 names(df)))
+                   quote = if (length(quote)) match(quote, names(df)) else FALSE)
   invisible(file)
 }
 

@@ -45,17 +45,10 @@ future::plan(future::sequential)
 fig <- do.call(rbind, rows)
 elapsed <- proc.time()[["elapsed"]] - t0
 dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
-con <- file(out, "w")
-writeLines(c(sprintf("# date: %s", format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z")),
-             sprintf("# kmaha_version: %s", packageVersion("kmaha")),
-             sprintf("# r_version: %s", R.version.string),
-             sprintf("# blas: %s", extSoftVersion()[["BLAS"]]),
-             sprintf("# workers: %d", workers),
-             sprintf("# seed: 1"),
-             sprintf("# splits: %d", splits),
-             sprintf("# elapsed_seconds: %.1f", elapsed)), con)
 fig$mean <- signif(fig$mean, 6)
 fig$sd <- signif(fig$sd, 6)
-utils::write.csv(fig, con, row.names = FALSE)
-close(con)
+kmaha:::write_csv_header(fig, out, kmaha:::run_header(workers = workers, seed = 1L,
+                                                      splits = splits,
+                                                      elapsed_seconds = round(elapsed, 1)),
+                         quote = "dataset")
 cat(sprintf("Wrote %s (%d rows) in %.1f min\n", out, nrow(fig), elapsed / 60))

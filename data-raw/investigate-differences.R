@@ -127,17 +127,15 @@ tab$paper_mean <- cells$paper_mean[match(paste(tab$dataset, tab$learner, tab$ker
 rownames(tab) <- NULL
 elapsed <- proc.time()[["elapsed"]] - t0
 dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
-con <- file(out, "w")
-writeLines(c(sprintf("# date: %s", format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z")),
-             sprintf("# kmaha_version: %s", packageVersion("kmaha")),
-             sprintf("# results: %s (run of %s)", if (nzchar(file)) basename(file) else "shipped",
-                     info$date %||% "?"),
-             sprintf("# splits: %s", paste(kmaha:::compress_ids(split_ids), collapse = ",")),
-             sprintf("# elapsed_seconds: %.1f", elapsed)), con)
 num <- vapply(tab, is.double, NA)
 tab[num] <- lapply(tab[num], signif, 5)
-utils::write.csv(tab, con, row.names = FALSE)
-close(con)
+kmaha:::write_csv_header(
+  tab, out,
+  kmaha:::run_header(results = sprintf("%s (run of %s)", if (nzchar(file)) basename(file) else "shipped",
+                                       info$date %||% "?"),
+                     splits = paste(kmaha:::compress_ids(split_ids), collapse = ","),
+                     workers = workers, elapsed_seconds = round(elapsed, 1)),
+  quote = c("dataset", "learner", "kernel", "variant"))
 options(width = 160)
 print(tab, digits = 3)
 cat(sprintf("Wrote %s in %.1f min\n", out, elapsed / 60))

@@ -144,18 +144,12 @@ agg <- do.call(rbind, lapply(split(res, list(res$dataset, res$kernel, res$lambda
 agg <- agg[order(agg$dataset, agg$kernel, agg$lambda0), ]
 rownames(agg) <- NULL
 dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
-con <- file(out, "w")
-writeLines(c(sprintf("# date: %s", format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z")),
-             sprintf("# kmaha_version: %s", packageVersion("kmaha")),
-             sprintf("# r_version: %s", R.version.string),
-             sprintf("# blas: %s", extSoftVersion()[["BLAS"]]),
-             sprintf("# workers: %d", workers),
-             sprintf("# splits: %d", splits),
-             sprintf("# elapsed_seconds: %.1f", elapsed)), con)
 num <- vapply(agg, is.double, NA)
 agg[num] <- lapply(agg[num], signif, 5)
-utils::write.csv(agg, con, row.names = FALSE)
-close(con)
+kmaha:::write_csv_header(agg, out,
+                         kmaha:::run_header(workers = workers, splits = splits,
+                                            elapsed_seconds = round(elapsed, 1)),
+                         quote = c("dataset", "kernel"))
 options(width = 160)
 wide <- reshape(agg[agg$kernel != "linear", c("dataset", "kernel", "lambda0", "accuracy")],
                 idvar = c("dataset", "kernel"), timevar = "lambda0", direction = "wide")
