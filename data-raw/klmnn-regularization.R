@@ -26,6 +26,7 @@
 # Environment: KMAHA_DATA_DIR (yeast, musk2), KMAHA_REPRO_WORKERS (default 2),
 #   KMAHA_KLMNN_SPLITS (default 5), KMAHA_KLMNN_LAMBDA0 (default
 #   "0,0.1,0.3,1,3,10"), KMAHA_KLMNN_DATASETS (default all),
+#   KMAHA_KLMNN_KERNELS (default "aligned,unweighted,rbf0.5,rbf2.5"),
 #   KMAHA_KLMNN_OUT (default inst/extdata/klmnn_regularization.csv).
 suppressPackageStartupMessages(library(kmaha))
 workers <- as.integer(Sys.getenv("KMAHA_REPRO_WORKERS", "2"))
@@ -76,7 +77,7 @@ split_fits <- function(job) {
   data <- list(xtr = d$x[tr, keep, drop = FALSE], ytr = droplevels(d$y[tr]),
                xte = d$x[-tr, keep, drop = FALSE], yte = d$y[-tr])
   rows <- list()
-  for (kn in c("linear", "aligned", "unweighted", "rbf0.5", "rbf2.5")) {
+  for (kn in c("linear", job$kernels)) {
     for (l0 in if (kn == "linear") 0 else job$lambda0) {
       set.seed(kmaha:::key_seed("klmnn", job$dataset, job$split, kn))
       rows[[length(rows) + 1L]] <- one_fit(job$dataset, job$split, kn, l0, data)
@@ -117,16 +118,23 @@ one_fit <- function(dataset, split, kernel, lambda0, data) {
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
-jobs <- lapply(seq_len(length(datasets) * splits), function(i) {
-  list(dataset = datasets[(i - 1L) %/% splits + 1L], split = (i - 1L) %% splits + 1L,
-       lambda0 = lambda0)
-})
-cat(sprintf("%d datasets x %d splits x (1 + 4 x %d) fits, %d workers\n",
-            length(datasets), splits, length(lambda0), workers))
+kernels <- strsplit(Sys.getenv("KMAHA_KLMNN_KERNELS", "aligned,unweighted,rbf0.5,rbf2.5"),
+                    ",", fixed = TRUE)[[1]]
+cat(sprintf("%d datasets x %d splits x (1 + %d x %d) fits, %d workers\n",
+            length(datasets), splits, length(kernels), length(lambda0), workers))
 future::plan(future::multisession, workers = workers)
 t0 <- proc.time()[["elapsed"]]
-res <- future.apply::future_lapply(jobs, split_fits, future.seed = TRUE,
-                                   future.scheduling = Inf)
+res <- list()
+for (ds in datasets) {
+  jobs <- lapply(seq_len(splits), function(s) list(dataset = ds, split = s, lambda0 = lambda0,
+                                                   kernels = kernels))
+  r <- do.call(rbind, future.apply::future_lapply(jobs, split_fits, future.seed = TRUE,
+                                                  future.scheduling = Inf))
+  res[[ds]] <- r
+  a <- tapply(r$accuracy, paste(r$kernel, r$lambda0), mean)
+  cat(sprintf("%-13s %s  [%.0f s]\n", ds, paste(sprintf("%s %.3f", names(a), a), collapse = "; "),
+              proc.time()[["elapsed"]] - t0))
+}
 future::plan(future::sequential)
 res <- do.call(rbind, res)
 elapsed <- proc.time()[["elapsed"]] - t0
