@@ -169,7 +169,7 @@ num <- vapply(agg, is.double, NA)
 agg[num] <- lapply(agg[num], signif, 5)
 kmaha:::write_csv_header(agg, out,
                          kmaha:::run_header(workers = workers, splits = splits,
-                                            elapsed_seconds = round(elapsed, 1)),
+                                            fit_seconds = round(sum(res$seconds), 1)),
                          quote = c("dataset", "kernel"))
 options(width = 160)
 wide <- reshape(agg[agg$kernel != "linear", c("dataset", "kernel", "lambda0", "accuracy")],
