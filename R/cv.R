@@ -312,12 +312,8 @@ cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
 # Returns the accuracy, the correctness of each held-out point (for the
 # halving), the error message (NA) and the warnings raised.
 cv_task <- function(t, job, progress) {
-  old <- options(kmaha.num_threads = 1L)
-  old_omp <- cpp_omp_threads(1L)
-  on.exit({
-    options(old)
-    cpp_omp_threads(old_omp)
-  }, add = TRUE)
+  restore <- one_thread()
+  on.exit(restore(), add = TRUE)
   x <- job$x
   y <- job$y
   tr <- job$fold_id != job$tasks$fold[t]

@@ -50,6 +50,22 @@
 #' within classes ([align_kernels()]). Combine with `rank` (e.g. 100) to keep
 #' the learner's input small.
 #'
+#' **Regularized KLMNN (the default for `learner = "lmnn"` with a kernel).**
+#' With every KPCA component kept there are \eqn{n - 1} coordinates, and LMNN
+#' can map each training class onto a single point, a unit away from the
+#' other classes: its objective is zero, but the map amplifies the smallest
+#' kernel principal components and test points land far from their class.
+#' Unless `learner_args` sets `lambda`, kernelized LMNN is therefore the
+#' paper's regularized RKLMNN, \eqn{\lambda\,\mathrm{tr}(M)} added to the
+#' objective, with the scale-free weight \eqn{\lambda = \lambda_0 s}: \eqn{s}
+#' is the total variance of the KPCA coordinates (the mean squared
+#' feature-space distance of the training points to their centroid), so that
+#' the same problem is solved whatever the scale of the kernel, and
+#' \eqn{\lambda_0 = 1}. `learner_args = list(lambda = 0)` gives plain KLMNN.
+#' A `lambda` given as a function is called with the learner's input
+#' coordinates and replaced by its value. Linear LMNN (`kernel = "linear"`)
+#' is not regularized by default.
+#'
 #' **Small classes** (LMNN and DNE, and learner functions that take
 #' `targets`): each point wants `learner_args$k` same-class target
 #' neighbours (3 by default); a class with fewer than `k + 1` members is used
@@ -165,12 +181,17 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
   scale <- check_flag(scale, "scale")
   lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
+  user_learner_args <- learner_args
   check_learner_signature(lrn, learner_args)
   if (learner_wants_targets(lrn, learner_args)) {
     check_class_sizes(y, check_count(learner_args$k %||% 3L, "learner_args$k"),
                       "learner_args$k")
   }
   choice <- resolve_kernel_choice(kernel)
+  if (lrn$builtin && lrn$name == "lmnn" && choice$type != "linear" &&
+      is.null(learner_args$lambda)) {
+    learner_args$lambda <- klmnn_lambda
+  }
   if (choice$type %in% c("cv", "align", "align_lp", "unweighted")) {
     kernels <- check_kernel_list(kernels)
   }
@@ -259,7 +280,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     prep = prep, y = full_levels(y), k = k, convergence = conv,
     train_accuracy = loo_accuracy(emb, y, k),
     feature_names = feature_names, n_features = ncol(x),
-    settings = list(learner_args = learner_args, neighbors = neighbors,
+    settings = list(learner_args = user_learner_args, neighbors = neighbors,
                     cv_folds = cv_folds, cv_strategy = cv_strategy,
                     scale = scale, rank = rank,
                     tol = tol, seed = seed,
@@ -268,6 +289,13 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
     call = call)
   class(fit) <- "kmaha_fit"
   fit
+}
+
+# The default RKLMNN weight (see kmaha()): lambda0 times the total variance
+# of the learner's input coordinates z.
+klmnn_lambda0 <- 1
+klmnn_lambda <- function(z) {
+  klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
 }
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of

@@ -88,6 +88,9 @@ run_learner <- function(lrn, z, y, learner_args, input = NULL) {
     args$targets <- targets
   }
   if (lrn$builtin) args$scale <- FALSE
+  # A weight given as a function of the coordinates (kmaha()'s RKLMNN
+  # default) is evaluated on this fit's coordinates.
+  if (is.function(args$lambda)) args$lambda <- args$lambda(z)
   # Called with symbols, not values, so an error message never prints the data.
   fun <- lrn$fun
   obj <- eval(as.call(c(list(quote(fun), quote(z), quote(y)),
