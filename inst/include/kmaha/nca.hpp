@@ -46,6 +46,7 @@
 #include "common.hpp"
 #include "distances.hpp"
 #include "gemm.hpp"
+#include "parallel.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -279,16 +280,6 @@ inline double rescale_rows(arma::mat& Z) {
 
 }  // namespace nca_detail
 
-// Number of threads actually usable (1 without OpenMP).
-inline int nca_max_threads(int requested) {
-#ifdef _OPENMP
-  return std::max(1, requested);
-#else
-  (void)requested;
-  return 1;
-#endif
-}
-
 class nca_objective {
  public:
   // X: n x D, one observation per row.  y: 0-based class labels.
@@ -300,7 +291,7 @@ class nca_objective {
                 const arma::mat* reg = nullptr, int num_threads = 1,
                 arma::uword block = 0, interrupt_fn interrupt = no_interrupt,
                 isa s = best_isa())
-      : lambda_(lambda), reg_(reg), nt_(nca_max_threads(num_threads)), isa_(s),
+      : lambda_(lambda), reg_(reg), nt_(usable_threads(num_threads)), isa_(s),
         interrupt_(std::move(interrupt)) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("nca: at least two observations are needed");
