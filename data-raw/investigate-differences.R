@@ -59,7 +59,7 @@ variant_fit <- function(task) {
   acc <- tryCatch({
     fit <- suppressWarnings(kmaha(xtr, ytr, learner = task$learner, kernel = kern, k = 1,
                                   learner_args = task$learner_args, neighbors = nb))
-    mean(predict(fit, xte) == yte)
+    mean(as.character(predict(fit, xte)) == as.character(yte))
   }, error = function(e) NA_real_)
   data.frame(dataset = task$dataset, learner = task$learner, kernel = task$kernel,
              variant = task$variant, split = task$split, accuracy = acc)
