@@ -205,6 +205,15 @@ format_mean_sd <- function(m, s) {
 
 #' @export
 print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
+  # A subset of the columns (e.g. s[, c("dataset", "mean")]) prints as the
+  # data frame it is.
+  needed <- c("dataset", "learner", "kernel", "mean", "sd", "splits", "failed",
+              "paper_mean", "difference", "versus_linear", "paper_versus_linear")
+  if (!all(needed %in% names(x))) {
+    class(x) <- "data.frame"
+    print(x, ...)
+    return(invisible(x))
+  }
   df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
   info <- paper_datasets()
   wdl <- win_draw_lose(x)

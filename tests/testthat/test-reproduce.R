@@ -169,6 +169,19 @@ test_that("summary() agrees with a hand computation", {
   expect_identical(ker$paper_versus_linear, "win")
 })
 
+test_that("a summary's column subset prints as a plain data frame", {
+  df <- data.frame(dataset = "iris", split = rep(1:3, 2), learner = "dne",
+                   kernel = rep(c("linear", "aligned"), each = 3),
+                   accuracy = c(0.90, 0.92, 0.91, 0.95, 0.96, 0.97),
+                   stringsAsFactors = FALSE)
+  s <- summary(fake_reproduction(df))
+  sub <- s[, c("dataset", "kernel", "mean")]
+  out <- capture.output(print(sub))
+  expect_identical(out, capture.output(print(as.data.frame(unclass(sub)))))
+  # the whole summary still prints the tables
+  expect_true(any(grepl("Win/Draw/Lose", capture.output(print(s)))))
+})
+
 test_that("the win/draw/lose rule on constructed data", {
   o <- kmaha:::paired_outcome
   expect_identical(o(c(0.01, 0.02, 0.03, 0.02), 0.05)$outcome, "win")
