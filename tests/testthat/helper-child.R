@@ -8,3 +8,12 @@ run_in_child <- function(fun, args = list(), timeout = 300) {
   callr::r(fun, args = args, libpath = .libPaths(), timeout = timeout,
            env = c(callr::rcmd_safe_env(), KMAHA_NUM_THREADS = "2"))
 }
+
+# AddressSanitizer reserves terabytes of address space for its shadow
+# memory, so a child process under `ulimit -v` cannot even start: the
+# address-space tests skip when the sanitizer runtime is preloaded
+# (make sanitize).
+skip_if_sanitized <- function() {
+  testthat::skip_if(grepl("asan", Sys.getenv("LD_PRELOAD"), fixed = TRUE),
+                    "address-space limits do not apply under AddressSanitizer")
+}

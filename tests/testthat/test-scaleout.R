@@ -39,6 +39,7 @@ test_that("large-n fit and predict paths hold no n x n matrix", {
   skip_on_cran()
   skip_on_os("windows")
   skip_if(Sys.which("bash") == "", "needs bash for ulimit")
+  skip_if_sanitized()
   skip_if_not(nzchar(find.package("kmaha", lib.loc = .libPaths(), quiet = TRUE)[1] %||% ""),
               "kmaha must be installed for the child process")
   # n = 12 000: one n x n matrix of doubles takes 1.15 GB, more than the
