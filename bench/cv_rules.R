@@ -31,8 +31,8 @@
 # Usage: Rscript bench/cv_rules.R   (one core; NCA takes about 15 minutes
 # on an idle machine, DNE a few)
 suppressPackageStartupMessages(library(kmaha))
-options(width = 150, kmaha.num_threads = 1L)
-invisible(kmaha:::cpp_omp_threads(1L))
+options(width = 150)
+invisible(kmaha:::one_thread())   # one thread per fit, as in cv_kernel()
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(bench_dir, "common.R"))
 

@@ -24,8 +24,8 @@
 # Usage: Rscript bench/cv_validate.R   (kmaha installed; run it on one core,
 # e.g. `taskset -c 0`, and nothing else running)
 suppressPackageStartupMessages(library(kmaha))
-options(width = 150, kmaha.num_threads = 1L)
-invisible(kmaha:::cpp_omp_threads(1L))
+options(width = 150)
+invisible(kmaha:::one_thread())   # one thread per fit, as in cv_kernel()
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(bench_dir, "common.R"))
 
