@@ -106,7 +106,7 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
     }
   }
   p <- nlevels(y)
-  st <- cpp_alignment_products(kernels, x, as.integer(y), p)
+  st <- core_alignment_products(kernels, x, as.integer(y), p, kmaha_context())
   bad <- which(!is.finite(diag(st$S)) | !is.finite(st$b))
   if (length(bad)) {
     stopf("`kernels[[%d]]` has non-finite Gram values on `x` (they overflow at this scale of `x`); rescale `x` or change the kernel's parameters.",
@@ -217,7 +217,7 @@ align_lp <- function(x, kernels, st, fro) {
   }
   # General case: absolute values through auxiliary variables on the pairs
   # (a <= b) where the base Grams differ in sign.
-  Ks <- lapply(kernels, function(k) cpp_kernel_matrix(k, x, NULL))
+  Ks <- lapply(kernels, function(k) core_kernel_matrix(k, x, NULL, kmaha_context()))
   up <- which(upper.tri(Ks[[1]], diag = TRUE))
   w <- ifelse(row(Ks[[1]])[up] == col(Ks[[1]])[up], 1, 2)
   V <- vapply(Ks, function(K) K[up], numeric(length(up)))

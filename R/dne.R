@@ -106,8 +106,8 @@ dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
   tg <- dne_targets(targets, xs, y, k, gram = FALSE, found_in = "input")
   targets <- tg$targets
   source <- tg$source
-  res <- cpp_dne_fit(xs, targets$same, targets$other,
-                     if (is.null(dim)) 0L else dim, lambda)
+  res <- core_dne_fit(xs, targets$same, targets$other,
+                     if (is.null(dim)) 0L else dim, lambda, kmaha_context())
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
   feature_names <- colnames(x) %||% paste0("x", seq_len(ncol(x)))
   dimnames(res$scatter) <- list(feature_names, feature_names)
@@ -141,7 +141,7 @@ dne_targets <- function(targets, z, y, k, gram, found_in) {
     return(list(targets = check_dne_targets(targets, y), source = "supplied"))
   }
   check_class_sizes(y, k, "k")
-  list(targets = cpp_dne_neighbors(z, as.integer(y), k, gram), source = found_in)
+  list(targets = core_dne_neighbors(z, as.integer(y), k, gram, kmaha_context()), source = found_in)
 }
 
 # Validate list(same = , other = ) neighbour matrices against labels y.
@@ -158,6 +158,6 @@ check_dne_targets <- function(targets, y, arg = "targets") {
 # Internal: the DNE graph as an edge list (i < j) with weights, from the
 # neighbour lists of a fit or of check_dne_targets().
 dne_graph <- function(targets, n) {
-  g <- cpp_dne_graph(targets$same, targets$other, n)
+  g <- core_dne_graph(targets$same, targets$other, n)
   data.frame(i = g$i, j = g$j, w = g$w)
 }

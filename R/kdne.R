@@ -81,14 +81,14 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   }
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
-  K <- cpp_kernel_matrix(kernel, xs, NULL)
+  K <- core_kernel_matrix(kernel, xs, NULL, kmaha_context())
   warn_degenerate_kernel(kernel, xs, K)
   tg <- dne_targets(targets, K, y, k, gram = TRUE, found_in = "feature space")
   targets <- tg$targets
   source <- tg$source
   res <- tryCatch(
-    cpp_kdne_fit(K, targets$same, targets$other,
-                 if (is.null(dim)) 0L else dim, eps),
+    core_kdne_fit(K, targets$same, targets$other,
+                  if (is.null(dim)) 0L else dim, eps, kmaha_context()),
     error = function(e) {
       if (!grepl("not positive definite", conditionMessage(e), fixed = TRUE)) stop(e)
       stopf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",

@@ -150,7 +150,7 @@ kernel_matrix <- function(kernel, x, y = NULL) {
             ncol(y), ncol(x))
     }
   }
-  K <- cpp_kernel_matrix(kernel, x, y)
+  K <- core_kernel_matrix(kernel, x, y, kmaha_context())
   dimnames(K) <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
   K
 }

@@ -55,7 +55,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   scale <- opt$scale; threads <- opt$threads
   prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
   xs <- apply_scaling(x, prep)
-  K <- cpp_kernel_matrix(kernel, xs, NULL)
+  K <- core_kernel_matrix(kernel, xs, NULL, kmaha_context(num_threads))
   K <- (K + t(K)) / 2
   warn_degenerate_kernel(kernel, xs, K)
   n <- nrow(K)
@@ -96,7 +96,7 @@ knca.formula <- function(formula, data, subset, na.action, ...) {
 # coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
 # component.
 knca_kpca_basis <- function(K, rel_tol = 1e-10) {
-  fit <- tryCatch(cpp_kpca_gram(K, 0L, rel_tol, "full"), error = function(e) {
+  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", kmaha_context()), error = function(e) {
     if (!grepl("is zero", conditionMessage(e), fixed = TRUE)) stop(e)
     NULL
   })

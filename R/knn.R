@@ -55,7 +55,7 @@ knn_predict <- function(x, y, q, k) {
 # Internal: inputs already validated; y a factor.
 knn_vote <- function(x, y, q, k, self = FALSE) {
   check_knn_k(k, nrow(x), self)
-  res <- cpp_knn_classify(x, as.integer(y), nlevels(y), q, k, self)
+  res <- core_knn_classify(x, as.integer(y), nlevels(y), q, k, self, kmaha_context())
   lev <- levels(y)
   prob <- res$prob
   colnames(prob) <- lev
@@ -140,5 +140,5 @@ target_neighbors <- function(x, y, k = 3, type = c("same", "other")) {
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y", min_classes = 1L)
   k <- check_count(k, "k")
-  cpp_class_neighbors(x, as.integer(y), k, type == "same")
+  core_class_neighbors(x, as.integer(y), k, type == "same", kmaha_context())
 }

@@ -152,7 +152,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
     fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method)
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
-    fit <- kpca_call(cpp_kpca_kernel(kernel, x, args$rank, args$tol, args$method),
+    fit <- kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, kmaha_context()),
                      "`kernel` on `x`: ", n = nrow(x))
     fit <- kpca_finish(fit, args, rownames(x))
     fit$x <- x
@@ -167,8 +167,8 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
 kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method) {
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
   lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method)
-  fit <- kpca_call(cpp_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
-                                    args$method))
+  fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
+                                     args$method, kmaha_context()))
   fit <- kpca_finish(fit, args, rownames(x), rownames(lm$points))
   fit$eigen_solver <- fit$method
   fit$method <- "nystrom"
@@ -210,7 +210,7 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method) {
   m <- as.integer(landmarks)
   idx <- switch(landmark_method,
     random = sort(sample.int(n, m)),
-    "kmeans++" = cpp_kmeanspp_landmarks(kernel, x, m, stats::runif(m)))
+    "kmeans++" = core_kmeanspp_landmarks(kernel, x, m, stats::runif(m), kmaha_context()))
   list(points = x[idx, , drop = FALSE], index = idx, method = landmark_method)
 }
 
@@ -238,12 +238,12 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
   if (identical(object$method, "nystrom")) {
     z0 <- object$landmarks
     x <- check_newdata(newdata, colnames(z0), ncol(z0))
-    z <- cpp_nystrom_project(object$kernel, x, z0, object$projection,
-                             object$col_means)
+    z <- core_nystrom_project(object$kernel, x, z0, object$projection,
+                              object$col_means, kmaha_context())
   } else {
     x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
-    z <- cpp_kpca_project_kernel(object$kernel, x, object$x, object$projection,
-                                 object$col_means, object$grand_mean)
+    z <- core_kpca_project_kernel(object$kernel, x, object$x, object$projection,
+                                  object$col_means, object$grand_mean, kmaha_context())
   }
   if (anyNA(z)) {
     stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
@@ -332,7 +332,7 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
 kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
   K <- check_gram(K)
   args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(cpp_kpca_gram(K, args$rank, args$tol, args$method), "`K`: ")
+  fit <- kpca_call(core_kpca_gram(K, args$rank, args$tol, args$method, kmaha_context()), "`K`: ")
   kpca_finish(fit, args, rownames(K))
 }
 
@@ -351,7 +351,7 @@ kpca_project_gram <- function(fit, Kx) {
     stopf("`Kx` contains missing or infinite values.")
   }
   storage.mode(Kx) <- "double"
-  z <- cpp_kpca_project(Kx, fit$projection, fit$col_means, fit$grand_mean)
+  z <- core_kpca_project(Kx, fit$projection, fit$col_means, fit$grand_mean, kmaha_context())
   dimnames(z) <- list(rownames(Kx), colnames(fit$coords))
   z
 }

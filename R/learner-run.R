@@ -67,9 +67,9 @@ learner_wants_targets <- function(lrn, args) {
 
 # Target neighbours for LMNN/DNE found on `src` (KPCA coordinates or inputs).
 learner_targets <- function(name, src, y, kt) {
-  same <- cpp_class_neighbors(src, as.integer(y), kt, TRUE)
+  same <- core_class_neighbors(src, as.integer(y), kt, TRUE, kmaha_context())
   if (name == "dne") {
-    return(list(same = same, other = cpp_class_neighbors(src, as.integer(y), kt, FALSE)))
+    return(list(same = same, other = core_class_neighbors(src, as.integer(y), kt, FALSE, kmaha_context())))
   }
   same
 }
@@ -180,7 +180,7 @@ fold_map <- function(spec, z, y, input = NULL) {
               spec$dim, ncol(z))
       }
       tg <- learner_targets("dne", if (is.null(input)) z else input, y, spec$k)
-      cpp_dne_fit(z, tg$same, tg$other, spec$dim %||% 0L, spec$lambda)$A
+      core_dne_fit(z, tg$same, tg$other, spec$dim %||% 0L, spec$lambda, kmaha_context())$A
     },
     run_learner(spec$lrn, z, y, spec$args, input)$map)
 }

@@ -44,7 +44,7 @@ loo_accuracy <- function(z, y, k = 1L) {
 apply_map <- function(x, L) {
   if (!is.double(x)) storage.mode(x) <- "double"
   if (!is.double(L)) storage.mode(L) <- "double"
-  z <- cpp_apply_map(x, L)
+  z <- core_apply_map(x, L, kmaha_context())
   dimnames(z) <- list(rownames(x), rownames(L))
   z
 }
@@ -103,7 +103,7 @@ predict.kmaha_linear <- function(object, newdata = NULL,
 # to U k(X_train, x), with the training scaling applied first.
 kernel_trick_embed <- function(object) {
   function(x) {
-    apply_map(cpp_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x),
+    apply_map(core_kernel_matrix(object$kernel, apply_scaling(x, object$prep), object$x, kmaha_context()),
               object$U)
   }
 }

@@ -161,7 +161,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 
   if (is.null(targets)) {
     check_class_sizes(y, k, "k")
-    targets <- cpp_class_neighbors(xs, as.integer(y), k, TRUE)
+    targets <- core_class_neighbors(xs, as.integer(y), k, TRUE, kmaha_context(threads))
   } else {
     targets <- check_neighbor_matrix(targets, y, "targets", same = TRUE,
                                      k = if (k_given) k, require_any = TRUE)
@@ -171,8 +171,8 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   solver <- if (solver == "auto") "L" else solver
   L0 <- lmnn_init(init, init_mat, xs, dim)
 
-  res <- cpp_lmnn_fit(xs, as.integer(y), targets, L0, mu, lambda, max_iter,
-                      tol, solver, 10L, 0.2, verbose, threads)
+  res <- core_lmnn_fit(xs, as.integer(y), targets, L0, mu, lambda, max_iter,
+                       tol, solver, 10L, 0.2, verbose, kmaha_context(threads))
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
   if (!res$converged) {

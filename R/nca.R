@@ -241,8 +241,8 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, learning_rate = 0.02) 
   idx <- unlist(lapply(seq_len(passes), function(e) sample.int(n)[seq_len(per * b)]),
                 use.names = FALSE)
   batches <- matrix(idx[seq_len(steps * b)], nrow = b)
-  res <- cpp_nca_minibatch(xs, as.integer(y), A0, opt$lambda, batches,
-                           learning_rate, opt$threads)
+  res <- core_nca_minibatch(xs, as.integer(y), A0, opt$lambda, batches,
+                            learning_rate, kmaha_context(opt$threads))
   res$iterations <- steps
   res$converged <- TRUE
   res$message <- sprintf("mini-batch NCA: %d Adam steps on batches of %d rows", steps, b)
@@ -273,9 +273,10 @@ nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
 # line search that ends at the optimum, where rounding hides any decrease,
 # counts as converged; see convergence$stop).
 nca_run <- function(fun, feats, y, start, K, opt) {
-  res <- cpp_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
-                     opt$tol, opt$verbose, opt$threads,
-                     rescale_start = !identical(start$label, "matrix"))
+  res <- core_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
+                      opt$tol, opt$verbose,
+                      rescale_start = !identical(start$label, "matrix"),
+                      ctx = kmaha_context(opt$threads))
   if (isTRUE(res$flat_start)) {
     warnf("%s() could not move from its start: the objective is flat there (%s), so the gradient vanishes; %s.",
           fun,

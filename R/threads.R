@@ -72,9 +72,9 @@ is_count <- function(v) {
 # the products) to one; returns the function that restores the settings.
 one_thread <- function() {
   old <- options(kmaha.num_threads = 1L)
-  old_omp <- cpp_omp_threads(1L)
+  old_omp <- core_omp_threads(1L)
   function() {
     options(old)
-    cpp_omp_threads(old_omp)
+    core_omp_threads(old_omp)
   }
 }

@@ -291,7 +291,7 @@ kernel_degeneracy <- function(kernel, x, K = NULL) {
   if (n < 2L) return(NULL)
   idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
   xs <- x[idx, , drop = FALSE]
-  Ks <- if (is.null(K)) cpp_kernel_matrix(kernel, xs, NULL) else K[idx, idx, drop = FALSE]
+  Ks <- if (is.null(K)) core_kernel_matrix(kernel, xs, NULL, kmaha_context()) else K[idx, idx, drop = FALSE]
   top <- max(abs(Ks))
   if (!is.finite(top) || top == 0) return(NULL)
   dg <- diag(Ks)

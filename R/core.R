@@ -1,0 +1,126 @@
+# The one boundary between R and the C++ glue.  Every call of a compiled
+# function goes through a core_*() wrapper here, which takes the call's
+# context `ctx` (threads and instruction set, resolved once per user call by
+# kmaha_context()) and passes it down.  No other file calls cpp_*() itself.
+
+#' @keywords internal
+#' @noRd
+kmaha_context <- function(num_threads = NULL, arg = "num_threads") {
+  structure(list(threads = resolve_threads(num_threads, arg), isa = resolve_isa()),
+            class = "kmaha_context")
+}
+
+# A context with one thread (cross-validation tasks and reproduction cells,
+# which run side by side under a parallel plan).
+single_thread <- function(ctx) {
+  ctx$threads <- 1L
+  ctx
+}
+
+# The instruction-set setting: option kmaha.isa (kmaha.nca_isa of 0.2.0),
+# then the environment variable KMAHA_ISA, then "auto".
+resolve_isa <- function() {
+  name <- "kmaha.isa"
+  v <- getOption("kmaha.isa")
+  if (is.null(v)) {
+    v <- getOption("kmaha.nca_isa")
+    if (!is.null(v)) name <- "kmaha.nca_isa"
+  }
+  what <- "Option"
+  if (is.null(v)) {
+    env <- Sys.getenv("KMAHA_ISA", "")
+    if (nzchar(env)) {
+      v <- env
+      name <- "KMAHA_ISA"
+      what <- "Environment variable"
+    }
+  }
+  if (is.null(v)) return("auto")
+  if (!is.character(v) || length(v) != 1L || is.na(v) ||
+      !v %in% c("auto", "default", "avx2")) {
+    stopf("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name)
+  }
+  v
+}
+
+core_kernel_matrix <- function(kernel, x, y, ctx) {
+  cpp_kernel_matrix(kernel, x, y, ctx$threads)
+}
+
+core_alignment_products <- function(kernels, x, y, p, ctx) {
+  cpp_alignment_products(kernels, x, y, p, ctx$threads)
+}
+
+core_dne_neighbors <- function(z, y, k, gram, ctx) {
+  cpp_dne_neighbors(z, y, k, gram, ctx$threads)
+}
+
+core_dne_graph <- function(same, other, n) cpp_dne_graph(same, other, n)
+
+core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
+  cpp_dne_fit(x, same, other, dim, lambda)
+}
+
+core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
+  cpp_kdne_fit(K, same, other, dim, eps)
+}
+
+core_knn_classify <- function(x, y, p, q, k, self, ctx) {
+  cpp_knn_classify(x, y, p, q, k, self, ctx$threads)
+}
+
+core_class_neighbors <- function(x, y, k, same, ctx) {
+  cpp_class_neighbors(x, y, k, same, ctx$threads)
+}
+
+core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L)
+
+core_kpca_gram <- function(K, rank, tol, method, ctx) {
+  cpp_kpca_gram(K, rank, tol, method, ctx$threads)
+}
+
+core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
+  cpp_kpca_kernel(kernel, x, rank, tol, method, ctx$threads)
+}
+
+core_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
+  cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx$threads)
+}
+
+core_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means,
+                                     grand_mean, ctx) {
+  cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean,
+                          ctx$threads)
+}
+
+core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
+  cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx$threads)
+}
+
+core_nystrom_project <- function(kernel, newdata, landmarks, projection,
+                                 col_means, ctx) {
+  cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means,
+                      ctx$threads)
+}
+
+core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
+  cpp_kmeanspp_landmarks(kernel, x, m, u)
+}
+
+core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
+                          solver, refresh, slack, verbose, ctx) {
+  cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
+               refresh, slack, verbose, ctx$threads)
+}
+
+core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
+                         rescale_start, ctx) {
+  cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, ctx$threads,
+              rescale_start = rescale_start)
+}
+
+core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
+  cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx$threads)
+}
+
+core_omp_threads <- function(n) cpp_omp_threads(n)
