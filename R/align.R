@@ -133,7 +133,16 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
   sig <- vapply(kernels, function(k) if (is.null(k$sigma)) NA_real_ else k$sigma,
                 numeric(1))
   combined <- kernel_sum(kernels, alpha)
-  warn_degenerate_kernel(combined, x, what = "The aligned kernel")
+  lp_degenerate <- method == "lp" && lp_near_identity(combined, x)
+  if (lp_degenerate) {
+    top <- which.max(gamma)
+    warning(structure(class = c("kmaha_lp_degenerate", "warning", "condition"), list(
+      message = sprintf("The LP alignment (method = \"lp\") put %.0f%% of its weight on %s, which is numerically close to the identity on these data: even nearest neighbours are almost orthogonal in its feature space, so new points have kernel values near zero with every training point and nearest neighbours carry no information. This is a property of the LP bound (with non-negative kernels it picks the kernel with the largest ratio of alignment to l1 norm, the one closest to the identity), not of the data; use the QP alignment (method = \"qp\"; kernel = \"align\" in kmaha()) instead.",
+                        100 * gamma[top] / sum(gamma), format(kernels[[top]])),
+      call = NULL)))
+  } else {
+    warn_degenerate_kernel(combined, x, what = "The aligned kernel")
+  }
   structure(list(
     weights = alpha, gamma = gamma,
     kernel = combined,
@@ -145,7 +154,24 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
     multipliers = res$multipliers,
     frobenius = fro, l1 = st$l1, S = Sn, b = bn,
     kernels = kernels, sigma = sig,
-    n = nrow(x), classes = p, rows = rows), class = "kmaha_alignment")
+    n = nrow(x), classes = p, rows = rows, degenerate_lp = lp_degenerate),
+    class = "kmaha_alignment")
+}
+
+# TRUE when a kernel is numerically close to the identity on x: on up to
+# 256 evenly spaced rows, the median over points of the normalized kernel
+# value k(a, b) / sqrt(k(a, a) k(b, b)) with the nearest other point b is
+# below 0.01 (for an RBF kernel: nearest neighbours more than three
+# bandwidths apart).
+lp_near_identity <- function(kernel, x, ctx = kmaha_context()) {
+  n <- nrow(x)
+  if (n < 3L) return(FALSE)
+  idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
+  K <- core_kernel_matrix(kernel, x[idx, , drop = FALSE], NULL, ctx)
+  d <- sqrt(pmax(diag(K), .Machine$double.xmin))
+  C <- K / tcrossprod(d)
+  diag(C) <- -Inf
+  stats::median(apply(C, 1L, max)) < 0.01
 }
 
 # m row indices drawn at random within the classes of y, in proportion to

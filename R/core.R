@@ -57,12 +57,22 @@ core_dne_neighbors <- function(z, y, k, gram, ctx) {
 
 core_dne_graph <- function(same, other, n) cpp_dne_graph(same, other, n)
 
+# Interim: classed conditions for the two core errors R code handles, until
+# the glue raises them itself.
+classed_core_error <- function(expr, pattern, class) {
+  tryCatch(expr, error = function(e) {
+    if (!grepl(pattern, conditionMessage(e), fixed = TRUE)) stop(e)
+    stop(errorCondition(conditionMessage(e), class = c(class, "kmaha_error"), call = NULL))
+  })
+}
+
 core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
   cpp_dne_fit(x, same, other, dim, lambda)
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
-  cpp_kdne_fit(K, same, other, dim, eps)
+  classed_core_error(cpp_kdne_fit(K, same, other, dim, eps),
+                     "not positive definite", "kmaha_singular_error")
 }
 
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
@@ -76,7 +86,8 @@ core_class_neighbors <- function(x, y, k, same, ctx) {
 core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L)
 
 core_kpca_gram <- function(K, rank, tol, method, ctx) {
-  cpp_kpca_gram(K, rank, tol, method, ctx$threads)
+  classed_core_error(cpp_kpca_gram(K, rank, tol, method, ctx$threads),
+                     "is zero", "kmaha_degenerate_error")
 }
 
 core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
@@ -108,7 +119,11 @@ core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
 }
 
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
-                          solver, refresh, slack, verbose, ctx) {
+                          solver, refresh, slack, verbose, ctx, reg = NULL) {
+  if (!is.null(reg)) {
+    stop(errorCondition("kernel-trick LMNN needs the core's regularised LMNN (branch lmnn)",
+                        class = c("kmaha_invalid_error", "kmaha_error"), call = NULL))
+  }
   cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
                refresh, slack, verbose, ctx$threads)
 }
@@ -122,5 +137,3 @@ core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
   cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx$threads)
 }
-
-core_omp_threads <- function(n) cpp_omp_threads(n)

@@ -100,7 +100,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       neighbors = c("feature", "input"), rank = NULL,
                       tol = 1e-8, seed = NULL, landmarks = NULL,
                       landmark_method = c("random", "kmeans++"),
-                      strategy = c("fast", "exhaustive"), ...) {
+                      strategy = c("fast", "exhaustive"), num_threads = NULL, ...) {
   check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
   landmark_method <- match.arg(landmark_method)
@@ -108,275 +108,191 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   kernels <- check_kernel_list(kernels)
-  lrn <- resolve_learner(learner)
   learner_args <- check_learner_args(learner_args)
-  check_learner_signature(lrn, learner_args)
+  spec <- learner_spec(learner, learner_args)
   k <- check_count(k, "k")
-  spec <- fold_learner(lrn, learner_args)
-  if (!is.null(seed)) {
-    seed <- check_number(seed, "seed")
-    restore <- save_rng()
-    on.exit(restore(), add = TRUE)
-    set.seed(seed)
-  }
-  fold_id <- make_folds(y, folds)
-  v <- max(fold_id)
-  nk <- length(kernels)
-  # Task t fits kernel tasks$kernel[t] on fold tasks$fold[t]; t runs over
-  # the folds first, so the results fill the kernel x fold matrix by row.
-  tasks <- expand.grid(fold = seq_len(v), kernel = seq_len(nk))
-  n_tasks <- nrow(tasks)
-  seeds <- task_seeds(n_tasks)
-  p <- progressr::progressor(steps = n_tasks)
-  # Every fit runs on one thread (NCA's own threads, unless learner_args
-  # sets num_threads, and the OpenMP threads of KPCA's and Eigen's
-  # products): at n = 200, two threads per fit were no faster on an idle
-  # two-core machine and up to 10 times slower on a busy one (spinning
-  # OpenMP threads), and under several workers they compete with the other
-  # workers for the same cores.
-  job <- list(tasks = tasks, fold_id = fold_id, x = x, y = y, kernels = kernels,
-              spec = spec, neighbors = neighbors, rank = rank, tol = tol,
-              k = k, landmarks = landmarks, landmark_method = landmark_method)
-  res <- vector("list", n_tasks)
-  dropped <- rep(FALSE, nk)
-  if (strategy == "fast" && nk > 2L) {
-    first <- which(tasks$fold == 1L)
-    res[first] <- cv_round(first, job, seeds, p)
-    keep <- cv_keep(lapply(res[first], `[[`, "correct"))
-    dropped <- !keep
-    rest <- which(tasks$fold != 1L & keep[tasks$kernel])
-    skipped <- n_tasks - length(first) - length(rest)
-    if (skipped > 0L) p(amount = skipped, message = "kernels dropped")
-    res[rest] <- cv_round(rest, job, seeds, p)
-  } else {
-    res[] <- cv_round(seq_len(n_tasks), job, seeds, p)
-  }
-  cv_result(res, tasks, kernels, dropped, fold_id, strategy, k, lrn$label)
+  if (!is.null(seed)) seed <- check_number(seed, "seed")
+  ctx <- kmaha_context(num_threads)
+  base <- list(rank = rank, tol = tol, landmarks = landmarks,
+               landmark_method = landmark_method)
+  cands <- lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i))
+  cv_choose(x, y, spec, cands, folds, k, strategy, seed, base, neighbors, ctx,
+            rule = "best", arg_folds = "folds")
 }
 
-# Runs the tasks `ids` in one future_lapply() call and returns their results
-# in the order of `ids`.
-cv_round <- function(ids, job, seeds, progress) {
-  # future.apply hands each worker a contiguous chunk of tasks, and tasks
-  # differ in cost (small bandwidths keep every KPCA component, large ones
-  # few). A fixed low-discrepancy permutation spreads the costly tasks over
-  # all chunks; it does not depend on the plan, and every task brings its
-  # own random stream, so the results do not either.
-  # The task function lives in the package namespace and gets all its data
-  # in one argument, so no globals need to be searched for or sent: a worker
-  # finds the package's functions in its own copy of the namespace (each
-  # object sent to a worker costs a network round trip).
-  perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
-  out <- vector("list", length(ids))
-  out[perm] <- future.apply::future_lapply(ids[perm], cv_task_call, job = job,
-                                           progress = progress,
-                                           future.seed = seeds[ids[perm]],
-                                           future.globals = FALSE,
-                                           future.packages = "kmaha")
-  out
-}
-
-# One L'Ecuyer-CMRG stream per task, as future.seed = TRUE would make them:
-# the first from one draw of the caller's random generator (which advances
-# it by that draw and no more), the others by parallel::nextRNGStream().
-task_seeds <- function(n) {
-  env <- globalenv()
-  s0 <- sample.int(.Machine$integer.max, 1L)
-  caller <- get(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(assign(".Random.seed", caller, envir = env), add = TRUE)
-  set.seed(s0, kind = "L'Ecuyer-CMRG")
-  s <- get(".Random.seed", envir = env, inherits = FALSE)
-  out <- vector("list", n)
-  for (i in seq_len(n)) {
-    s <- parallel::nextRNGStream(s)
-    out[[i]] <- s
-  }
-  out
-}
-
-# Successive halving after the first fold.  `correct` holds, per kernel,
-# the logical vector of correctly classified held-out points of that fold
-# (NULL when the fit failed).  A kernel is kept unless the best kernel (most
-# points correct; the first on ties) beats it by more than one standard
-# error of the paired comparison on those points:
-# wins_best - wins_j > sqrt(wins_best + wins_j + 1).  Failed kernels are
-# dropped unless every kernel failed.
-cv_keep <- function(correct, z = 1) {
-  ok <- !vapply(correct, is.null, NA)
-  if (!any(ok)) return(rep(TRUE, length(correct)))
-  score <- vapply(correct, function(cc) if (is.null(cc)) -1 else sum(cc), 0)
-  b <- correct[[which.max(score)]]
-  vapply(seq_along(correct), function(j) {
-    cj <- correct[[j]]
-    if (is.null(cj)) return(FALSE)
-    wb <- sum(b & !cj)
-    wj <- sum(cj & !b)
-    wb - wj <= z * sqrt(wb + wj + 1)
-  }, NA)
-}
-
-# The kmaha_cv object from the task results.
-cv_result <- function(res, tasks, kernels, dropped, fold_id, strategy, k, label) {
-  nk <- length(kernels)
+# The kmaha_cv object from the task results of cv_run(): per candidate the
+# fold accuracies, their mean and sd, the pooled held-out correctness, and
+# the candidate chosen by `rule` ("best": highest mean accuracy, the first
+# on ties; "auto": see auto_select()).
+cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best") {
+  res <- run$res
+  tasks <- run$tasks
+  dropped <- run$dropped
+  nc <- length(cands)
   v <- max(fold_id)
   ran <- !vapply(res, is.null, NA)
   field <- function(name, empty) lapply(res, function(r) if (is.null(r)) empty else r[[name]])
-  acc <- matrix(unlist(field("acc", NA_real_)), nrow = nk, ncol = v, byrow = TRUE,
+  acc <- matrix(unlist(field("acc", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
                 dimnames = list(NULL, paste0("fold", seq_len(v))))
+  # Held-out correctness of every training row under every candidate (NA
+  # where the candidate was not fitted on the row's fold or the fit failed).
+  correct <- matrix(NA, length(fold_id), nc)
+  for (t in which(ran)) {
+    cc <- res[[t]]$correct
+    if (!is.null(cc)) correct[fold_id == tasks$fold[t], tasks$cand[t]] <- cc
+  }
   errs <- unlist(field("error", NA_character_))
-  err_tab <- tasks[!is.na(errs), c("kernel", "fold"), drop = FALSE]
-  err_tab$message <- errs[!is.na(errs)]
-  rownames(err_tab) <- NULL
+  err_tab <- data.frame(candidate = tasks$cand[!is.na(errs)],
+                        fold = tasks$fold[!is.na(errs)],
+                        message = errs[!is.na(errs)], stringsAsFactors = FALSE)
   warns <- field("warnings", character())
   n_warn <- lengths(warns)
-  warn_tab <- data.frame(kernel = rep(tasks$kernel, n_warn),
+  warn_tab <- data.frame(candidate = rep(tasks$cand, n_warn),
                          fold = rep(tasks$fold, n_warn),
-                         message = unlist(warns, use.names = FALSE) %||% character())
+                         message = unlist(warns, use.names = FALSE) %||% character(),
+                         stringsAsFactors = FALSE)
   n_ok <- rowSums(!is.na(acc))
   mu <- rowMeans(acc, na.rm = TRUE)
   mu[n_ok == 0L] <- NA_real_
   sdv <- apply(acc, 1L, function(a) if (sum(!is.na(a)) > 1L) stats::sd(a, na.rm = TRUE) else NA_real_)
   if (all(is.na(mu))) {
-    stopf("Cross-validation failed for every kernel; first error: %s", err_tab$message[1])
+    stopf("Cross-validation failed for every candidate; first error: %s", err_tab$message[1])
+  }
+  if (nrow(err_tab)) {
+    warnf("%d of the %d cross-validation fits (candidate x fold) failed and were left out of the choice; the first error: %s",
+          nrow(err_tab), sum(ran), err_tab$message[1])
   }
   if (any(n_warn > 0L)) {
-    warnf("%d of the %d cross-validation fits (kernel x fold) gave warnings; the first: %s",
+    warnf("%d of the %d cross-validation fits (candidate x fold) gave warnings; the first: %s",
           sum(n_warn > 0L), sum(ran), warn_tab$message[1])
   }
-  # Dropped kernels compete only when no kept kernel fitted at all.
-  cand <- !dropped & n_ok > 0L
-  if (!any(cand)) cand <- n_ok > 0L
-  eligible <- cand & (if (any(cand & n_ok == v)) n_ok == v else TRUE)
-  score <- ifelse(eligible, mu, -Inf)
-  best <- which.max(score)   # first best on ties
-  sig <- vapply(kernels, function(kk) if (is.null(kk$sigma)) NA_real_ else kk$sigma,
-                numeric(1))
+  curve <- data.frame(candidate = seq_len(nc),
+                      kind = vapply(cands, `[[`, "", "kind"),
+                      label = vapply(cands, `[[`, "", "label"),
+                      sigma = vapply(cands, function(cd) as.double(cd$sigma), 0),
+                      mean = mu, sd = sdv, n_ok = n_ok, dropped = dropped,
+                      stringsAsFactors = FALSE)
+  sel <- switch(rule, best = best_select(curve, v), auto = auto_select(curve, correct, v))
+  chosen <- cands[[sel$best]]
   structure(list(
-    curve = data.frame(kernel = seq_len(nk), sigma = sig, mean = mu,
-                       sd = sdv, n_ok = n_ok, dropped = dropped),
-    accuracy = acc, best = best, kernel = kernels[[best]], kernels = kernels,
+    curve = curve, accuracy = acc, correct = correct, best = sel$best,
+    reason = sel$reason, rule = rule,
+    kernel = switch(chosen$kind, kernel = , unweighted = chosen$kernel, NULL),
+    kernels = lapply(cands, function(cd) cd$kernel),
+    candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
     folds = fold_id, strategy = strategy, n_fits = sum(ran),
     errors = err_tab, warnings = warn_tab, k = k,
     learner = label), class = "kmaha_cv")
 }
 
+# The paper's rule: the highest mean fold accuracy among the candidates
+# fitted on every fold (dropped ones compete only when no kept one fitted);
+# the first on ties.
+best_select <- function(curve, v) {
+  n_ok <- curve$n_ok
+  cand <- !curve$dropped & n_ok > 0L
+  if (!any(cand)) cand <- n_ok > 0L
+  eligible <- cand & (if (any(cand & n_ok == v)) n_ok == v else TRUE)
+  score <- ifelse(eligible, curve$mean, -Inf)
+  best <- which.max(score)
+  list(best = best, reason = sprintf("highest mean CV accuracy (%.3f)", curve$mean[best]))
+}
+
 #' @export
 print.kmaha_cv <- function(x, ...) {
-  cat(sprintf("<kmaha cv> %d-fold CV of %s over %d kernels (kNN k = %d)\n",
-              ncol(x$accuracy), x$learner, nrow(x$curve), x$k))
+  what <- if (identical(x$rule, "auto")) "candidate pipelines" else "kernels"
+  cat(sprintf("<kmaha cv> %d-fold CV of %s over %d %s (kNN k = %d)\n",
+              ncol(x$accuracy), x$learner, nrow(x$curve), what, x$k))
   strategy <- x$strategy %||% "exhaustive"
   if (strategy == "fast") {
-    cat(sprintf("  fast strategy: %d of %d kernels dropped after the first fold; %d fits\n",
-                sum(x$curve$dropped), nrow(x$curve), x$n_fits))
+    cat(sprintf("  fast strategy: %d of %d %s dropped after the first fold; %d fits\n",
+                sum(x$curve$dropped), nrow(x$curve), what, x$n_fits))
   }
-  cat(sprintf("  chosen: %s (mean accuracy %.3f)\n", format(x$kernel),
+  cat(sprintf("  chosen: %s (mean accuracy %.3f)\n", x$curve$label[x$best],
               x$curve$mean[x$best]))
-  if (nrow(x$errors)) cat(sprintf("  %d kernel-fold fit(s) failed\n", nrow(x$errors)))
-  if (NROW(x$warnings)) {
-    cat(sprintf("  %d kernel-fold fit(s) gave warnings\n",
-                nrow(unique(x$warnings[c("kernel", "fold")]))))
+  if (!is.null(x$reason)) cat("  why: ", x$reason, "\n", sep = "")
+  if (nrow(x$errors)) {
+    cat(sprintf("  %d fit(s) failed and were left out; first error: %s\n",
+                nrow(x$errors), x$errors$message[1]))
   }
+  if (NROW(x$warnings)) {
+    cat(sprintf("  %d fit(s) gave warnings\n",
+                nrow(unique(x$warnings[c("candidate", "fold")]))))
+  }
+  invisible(x)
+}
+
+#' @export
+summary.kmaha_cv <- function(object, ...) {
+  cu <- object$curve
+  tab <- data.frame(candidate = cu$label, mean = cu$mean, sd = cu$sd,
+                    folds = cu$n_ok, dropped = cu$dropped,
+                    chosen = seq_len(nrow(cu)) == object$best,
+                    stringsAsFactors = FALSE)
+  out <- list(table = tab, folds = ncol(object$accuracy), k = object$k,
+              learner = object$learner, strategy = object$strategy,
+              n_fits = object$n_fits, reason = object$reason,
+              errors = object$errors, n_warned = nrow(unique(object$warnings[c("candidate", "fold")])))
+  class(out) <- "summary.kmaha_cv"
+  out
+}
+
+#' @export
+print.summary.kmaha_cv <- function(x, ...) {
+  cat(sprintf("%d-fold cross-validation of %s (kNN k = %d, %s strategy, %d fits)\n",
+              x$folds, x$learner, x$k, x$strategy, x$n_fits))
+  tab <- x$table
+  tab$mean <- round(tab$mean, 4)
+  tab$sd <- round(tab$sd, 4)
+  tab$chosen <- ifelse(tab$chosen, "<==", "")
+  print(tab, row.names = FALSE)
+  if (!is.null(x$reason)) cat("Chosen because: ", x$reason, "\n", sep = "")
+  if (nrow(x$errors)) {
+    cat(sprintf("%d fit(s) failed and were left out of the choice:\n", nrow(x$errors)))
+    print(utils::head(x$errors, 5L), row.names = FALSE)
+  }
+  if (x$n_warned) cat(sprintf("%d fit(s) gave warnings (see $warnings)\n", x$n_warned))
   invisible(x)
 }
 
 #' @export
 plot.kmaha_cv <- function(x, ...) {
   cu <- x$curve
-  has_sigma <- all(!is.na(cu$sigma))
-  xs <- if (has_sigma) log10(cu$sigma) else cu$kernel
+  ker <- which(cu$kind == "kernel" & !is.na(cu$sigma))
+  other <- setdiff(seq_len(nrow(cu)), ker)
   lo <- cu$mean - ifelse(is.na(cu$sd), 0, cu$sd)
   hi <- cu$mean + ifelse(is.na(cu$sd), 0, cu$sd)
-  dropped <- if (is.null(cu$dropped)) rep(FALSE, nrow(cu)) else cu$dropped
-  graphics::plot(xs, cu$mean, type = "b", pch = ifelse(dropped, 4, 19),
-                 ylim = range(c(lo, hi), na.rm = TRUE),
-                 xlab = if (has_sigma) expression(log[10] ~ sigma) else "kernel",
+  has_sigma <- length(ker) > 0L
+  xs <- if (has_sigma) log10(cu$sigma[ker]) else seq_along(ker)
+  dropped <- cu$dropped
+  xr <- if (has_sigma) range(xs) else c(1, max(1, nrow(cu)))
+  # Candidates without a sigma (linear, aligned, unweighted) are drawn as
+  # horizontal reference lines.
+  graphics::plot(NA, xlim = xr, ylim = range(c(lo, hi), na.rm = TRUE),
+                 xlab = if (has_sigma) expression(log[10] ~ sigma) else "candidate",
                  ylab = "CV accuracy (mean +/- sd)",
                  main = sprintf("%d-fold CV of %s", ncol(x$accuracy), x$learner), ...)
-  ok <- !is.na(cu$mean)
-  graphics::segments(xs[ok], lo[ok], xs[ok], hi[ok])
-  graphics::points(xs[x$best], cu$mean[x$best], pch = 1, cex = 2, col = "red")
-  if (any(dropped)) {
-    graphics::legend("bottomright", legend = "dropped after the first fold",
-                     pch = 4, bty = "n", cex = 0.8)
+  if (length(ker)) {
+    graphics::lines(xs, cu$mean[ker], type = "b", pch = ifelse(dropped[ker], 4, 19))
+    ok <- !is.na(cu$mean[ker])
+    graphics::segments(xs[ok], lo[ker][ok], xs[ok], hi[ker][ok])
+  }
+  ltys <- c(2, 3, 4, 5)
+  for (j in seq_along(other)) {
+    graphics::abline(h = cu$mean[other[j]], lty = ltys[(j - 1L) %% 4L + 1L], col = "grey40")
+  }
+  b <- x$best
+  if (b %in% ker) {
+    graphics::points(xs[match(b, ker)], cu$mean[b], pch = 1, cex = 2, col = "red")
+  } else {
+    graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
+  }
+  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
+           if (length(other)) cu$label[other])
+  if (length(leg)) {
+    legend_outside(leg, pch = c(if (any(dropped[ker])) 4, rep(NA, length(other))),
+                   lty = c(if (any(dropped[ker])) NA, ltys[(seq_along(other) - 1L) %% 4L + 1L]),
+                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))))
   }
   invisible(x)
-}
-
-# What the workers receive as the task function: a one-line wrapper is much
-# smaller to send than cv_task() itself, which the worker's own copy of the
-# namespace provides.
-cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
-
-# One kernel-by-fold fit of cv_kernel(): KPCA on the fold's training part,
-# the learner on its coordinates, kNN accuracy on the held-out part.
-# Returns the accuracy, the correctness of each held-out point (for the
-# halving), the error message (NA) and the warnings raised.
-cv_task <- function(t, job, progress) {
-  restore <- one_thread()
-  on.exit(restore(), add = TRUE)
-  x <- job$x
-  y <- job$y
-  tr <- job$fold_id != job$tasks$fold[t]
-  warns <- character()
-  out <- tryCatch(withCallingHandlers({
-    ytr <- y[tr]
-    # Degenerate candidates (e.g. the grid's smallest sigmas) are expected
-    # here: they just score badly, without a warning per fold.
-    kp <- withCallingHandlers(
-      kpca(x[tr, , drop = FALSE], kernel = job$kernels[[job$tasks$kernel[t]]],
-           rank = job$rank, tol = job$tol, landmarks = job$landmarks,
-           landmark_method = job$landmark_method),
-      kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
-    map <- fold_map(job$spec, kp$coords, droplevels(ytr),
-                    input = if (job$neighbors == "input") x[tr, , drop = FALSE])
-    ztr <- apply_map(kp$coords, map)
-    zte <- apply_map(predict(kp, x[!tr, , drop = FALSE]), map)
-    kk <- min(job$k, nrow(ztr))
-    correct <- knn_vote(ztr, ytr, zte, kk)$class == y[!tr]
-    list(acc = mean(correct), correct = correct, error = NA_character_)
-  }, warning = function(w) {
-    warns <<- c(warns, conditionMessage(w))
-    invokeRestart("muffleWarning")
-  }), error = function(e) list(acc = NA_real_, correct = NULL,
-                               error = conditionMessage(e)))
-  out$warnings <- warns
-  progress()
-  out
-}
-
-# Stratified fold labels 1..v: within each class the rows are shuffled and
-# dealt round-robin, the deal continuing across classes so fold sizes differ
-# by at most one.
-make_folds <- function(y, folds) {
-  n <- length(y)
-  if (is.numeric(folds) && length(folds) == 1L) {
-    v <- check_count(folds, "folds", lower = 2L)
-    if (v > n) stopf("`folds` (%d) must not exceed the number of training rows (%d).", v, n)
-    id <- integer(n)
-    start <- 0L
-    for (cl in levels(y)) {
-      rows <- which(y == cl)
-      if (length(rows) > 1L) rows <- rows[sample.int(length(rows))]
-      id[rows] <- ((start + seq_along(rows) - 1L) %% v) + 1L
-      start <- start + length(rows)
-    }
-    return(id)
-  }
-  if (length(folds) != n || anyNA(folds)) {
-    stopf("`folds` must be a single number of folds or a vector of %d fold labels without NA.", n)
-  }
-  id <- as.integer(factor(folds))
-  if (max(id) < 2L) stopf("`folds` must define at least two folds.")
-  id
-}
-
-save_rng <- function() {
-  env <- globalenv()
-  had <- exists(".Random.seed", envir = env, inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
-  function() {
-    if (had) assign(".Random.seed", old, envir = env)
-    else if (exists(".Random.seed", envir = env, inherits = FALSE))
-      rm(".Random.seed", envir = env)
-  }
 }

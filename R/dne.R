@@ -91,57 +91,25 @@ dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
   check_dots_empty("dne()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  k <- check_count(k, "k")
-  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
+  ctx <- kmaha_context()
+  spec <- public_spec("dne", list(k = k, dim = dim, targets = targets,
+                                  lambda = lambda))
   scale <- check_flag(scale, "scale")
-  if (!is.null(dim)) {
-    dim <- check_count(dim, "dim")
-    if (dim > ncol(x)) {
-      stopf("`dim` (%d) must not exceed the number of columns of `x` (%d).",
-            dim, ncol(x))
-    }
-  }
-  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
-  xs <- apply_scaling(x, prep)
-  tg <- dne_targets(targets, xs, y, k, gram = FALSE, found_in = "input")
-  targets <- tg$targets
-  source <- tg$source
-  res <- core_dne_fit(xs, targets$same, targets$other,
-                     if (is.null(dim)) 0L else dim, lambda, kmaha_context())
-  obj <- sum(res$eigenvalues[seq_len(res$dim)])
-  feature_names <- colnames(x) %||% paste0("x", seq_len(ncol(x)))
-  dimnames(res$scatter) <- list(feature_names, feature_names)
-  new_linear_fit(
-    "dne", res$A, prep, xs, y,
-    settings = list(k = if (source == "input") k else NA_integer_,
-                    dim = res$dim, dim_rule = if (is.null(dim)) "negative eigenvalues" else "given",
-                    lambda = lambda, scale = scale, targets = source),
-    convergence = list(
-      iterations = 1L, objective = obj, trace = obj, converged = TRUE,
-      message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s; %d negative; graph with %d edges",
-                        res$dim, if (lambda > 0) " + lambda I" else "",
-                        res$n_negative, res$n_edges)),
-    call = match.call(), feature_names = colnames(x),
-    extra = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
-                 scatter = res$scatter, targets = targets))
+  if (is.null(targets)) check_class_sizes(y, spec$opts$k, "k")
+  fit <- fit_model(x, y, feature_identity(), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = "kmaha_dne",
+                   call = model_call(match.call(), "dne"))
+  fit$settings <- list(k = if (is.null(targets)) spec$opts$k else NA_integer_,
+                       dim = nrow(fit$L), dim_rule = fit$dim_rule,
+                       lambda = spec$opts$lambda, scale = scale,
+                       targets = if (is.null(targets)) "input" else "supplied")
+  fit
 }
 
 #' @rdname dne
 #' @export
 dne.formula <- function(formula, data, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), dne.default, list(...))
-}
-
-# DNE's and KDNE's target neighbours: the supplied ones (validated), or the
-# k nearest same- and other-class neighbours found from `z` (inputs, or a
-# Gram matrix when gram = TRUE), under the small-class rule of
-# check_class_sizes().
-dne_targets <- function(targets, z, y, k, gram, found_in) {
-  if (!is.null(targets)) {
-    return(list(targets = check_dne_targets(targets, y), source = "supplied"))
-  }
-  check_class_sizes(y, k, "k")
-  list(targets = core_dne_neighbors(z, as.integer(y), k, gram, kmaha_context()), source = found_in)
+  formula_method(match.call(), parent.frame(), dne.default, list(...), "dne")
 }
 
 # Validate list(same = , other = ) neighbour matrices against labels y.
@@ -151,7 +119,8 @@ check_dne_targets <- function(targets, y, arg = "targets") {
     stopf("`%s` must be a list with components `same` and `other` (n x k matrices of row indices), as returned by dne()$targets.",
           arg)
   }
-  list(same = check_neighbor_matrix(targets$same, y, paste0(arg, "$same"), same = TRUE),
+  list(same = check_neighbor_matrix(targets$same, y, paste0(arg, "$same"), same = TRUE,
+                                    require_any = TRUE),
        other = check_neighbor_matrix(targets$other, y, paste0(arg, "$other"), same = FALSE))
 }
 

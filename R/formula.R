@@ -41,15 +41,16 @@ model_data <- function(call, env) {
        na.action = attr(mf, "na.action"))
 }
 
-# Fit through a default method, then record what predict() needs.
-formula_method <- function(call, env, fit_fun, dots) {
+# Fit through a default method, then record what predict() needs.  The
+# stored call names the generic (`generic`), so update() works.
+formula_method <- function(call, env, fit_fun, dots, generic) {
   md <- model_data(call, env)
   fit <- do.call(fit_fun, c(list(md$x, md$y), dots))
   fit$terms <- md$terms
   fit$xlevels <- md$xlevels
   fit$contrasts <- md$contrasts
   fit$na.action <- md$na.action
-  fit$call <- call
+  fit$call <- model_call(call, generic)
   fit
 }
 
@@ -76,6 +77,7 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
     stopf("`%s` lacks column(s) used in training: %s.", arg,
           paste(sQuote(miss, FALSE), collapse = ", "))
   }
+  check_newdata_types(newdata, object$terms, arg)
   for (v in names(object$xlevels)) {
     if (v %in% names(newdata)) {
       new_lev <- setdiff(unique(as.character(newdata[[v]])), c(object$xlevels[[v]], NA))
@@ -90,4 +92,29 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   check_newdata(x, object$feature_names, ncol_train, arg)
+}
+
+# A column of newdata that is present but of another type than in training
+# (numbers that arrived as text, a factor where numbers were used, ...).
+check_newdata_types <- function(newdata, terms, arg = "newdata") {
+  cls <- attr(terms, "dataClasses")
+  if (is.null(cls)) return(invisible(NULL))
+  for (v in intersect(names(cls), names(newdata))) {
+    if (identical(v, names(cls)[1L]) && attr(terms, "response") == 1L) next
+    col <- newdata[[v]]
+    want <- cls[[v]]
+    got <- if (is.logical(col)) "logical" else if (is.numeric(col)) "numeric" else
+      if (is.factor(col)) "factor" else if (is.character(col)) "character" else class(col)[1]
+    numeric_want <- want %in% c("numeric", "logical")
+    numeric_got <- got %in% c("numeric", "logical")
+    if (numeric_want && !numeric_got) {
+      stopf("`%s` column %s is %s, but the model was trained on numbers there; convert it (e.g. as.numeric(%s$%s)) before predicting.",
+            arg, sQuote(v, FALSE), got, arg, v)
+    }
+    if (!numeric_want && numeric_got && want %in% c("factor", "character", "ordered")) {
+      stopf("`%s` column %s is %s, but the model was trained on a factor (categories) there; convert it with factor() before predicting.",
+            arg, sQuote(v, FALSE), got)
+    }
+  }
+  invisible(NULL)
 }

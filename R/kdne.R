@@ -68,92 +68,27 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   check_kernel(kernel)
-  k <- check_count(k, "k")
-  eps <- check_number(eps, "eps", nonneg = TRUE)
+  ctx <- kmaha_context()
+  spec <- public_spec("kdne", list(k = k, dim = dim, eps = eps, targets = targets))
   scale <- check_flag(scale, "scale")
-  n <- nrow(x)
-  if (!is.null(dim)) {
-    dim <- check_count(dim, "dim")
-    if (dim > n) {
-      stopf("`dim` (%d) must not exceed the number of training points (%d).",
-            dim, n)
-    }
+  if (!is.null(spec$opts$dim) && spec$opts$dim > nrow(x)) {
+    stopf("`dim` (%d) must not exceed the number of training points (%d).",
+          spec$opts$dim, nrow(x))
   }
-  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
-  xs <- apply_scaling(x, prep)
-  K <- core_kernel_matrix(kernel, xs, NULL, kmaha_context())
-  warn_degenerate_kernel(kernel, xs, K)
-  tg <- dne_targets(targets, K, y, k, gram = TRUE, found_in = "feature space")
-  targets <- tg$targets
-  source <- tg$source
-  res <- tryCatch(
-    core_kdne_fit(K, targets$same, targets$other,
-                  if (is.null(dim)) 0L else dim, eps, kmaha_context()),
-    error = function(e) {
-      if (!grepl("not positive definite", conditionMessage(e), fixed = TRUE)) stop(e)
-      stopf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
-            format(eps))
-    })
-  U <- res$U
-  rownames(U) <- paste0("dim", seq_len(nrow(U)))
-  z <- apply_map(K, U)
-  dimnames(z) <- list(rownames(x), rownames(U))
-  obj <- sum(res$eigenvalues[seq_len(res$dim)])
-  fit <- list(
-    method = "kdne", U = U, kernel = kernel, x = xs, prep = prep, y = full_levels(y),
-    embedding = z, eigenvalues = res$eigenvalues, n_negative = res$n_negative,
-    eps = eps, targets = targets,
-    settings = list(k = if (source == "supplied") NA_integer_ else k,
-                    dim = res$dim,
-                    dim_rule = if (is.null(dim)) "negative eigenvalues" else "given",
-                    eps = eps, scale = scale, targets = source),
-    convergence = list(
-      iterations = 1L, objective = obj, trace = obj, converged = TRUE,
-      message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative",
-                        res$dim, n, res$n_negative)),
-    train_accuracy = loo_accuracy(z, y), feature_names = colnames(x),
-    n_features = ncol(x), call = match.call())
-  class(fit) <- c("kmaha_kdne", "kmaha_kernel_trick")
+  if (is.null(targets)) check_class_sizes(y, spec$opts$k, "k")
+  fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = "kmaha_kdne",
+                   call = model_call(match.call(), "kdne"))
+  fit$settings <- list(k = if (is.null(targets)) spec$opts$k else NA_integer_,
+                       dim = nrow(fit$L), dim_rule = fit$dim_rule,
+                       eps = spec$opts$eps, scale = scale,
+                       targets = if (is.null(targets)) "feature space" else "supplied")
   fit
 }
 
 #' @rdname kdne
 #' @export
 kdne.formula <- function(formula, data, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), kdne.default, list(...))
+  formula_method(match.call(), parent.frame(), kdne.default, list(...), "kdne")
 }
 
-#' Predict with a kernel-trick DNE model
-#'
-#' `type = "transform"` embeds new points as \eqn{z = U k(x)}, where
-#' \eqn{k(x)} holds the kernel values between the (scaled) new point and the
-#' training points; `"class"` and `"prob"` classify by k-nearest neighbours
-#' among the training embeddings (tie rule of [knn_classify()]).
-#'
-#' @param object A model fitted by [kdne()].
-#' @param newdata New observations (a data frame for formula fits, otherwise
-#'   a matrix or data frame with the training columns); `NULL` returns the
-#'   training embedding or leave-one-out predictions.
-#' @param type `"class"`, `"prob"` or `"transform"`.
-#' @param k Number of neighbours for `"class"` and `"prob"`.
-#' @param ... Unused.
-#' @return A factor, a matrix of vote fractions, or a matrix of coordinates.
-#' @examples
-#' fit <- kdne(Species ~ ., data = iris[c(1:20, 51:70, 101:120), ], dim = 2)
-#' predict(fit, iris[c(25, 75, 125), ])
-#' @export
-predict.kmaha_kdne <- function(object, newdata = NULL,
-                               type = c("class", "prob", "transform"),
-                               k = 1, ...) {
-  predict_embedded(object, newdata, match.arg(type), k, kernel_trick_embed(object))
-}
-
-#' @export
-print.kmaha_kdne <- function(x, ...) {
-  cat("<kmaha KDNE> kernel-trick discriminant neighbourhood embedding\n")
-  cat(sprintf("  kernel: %s\n", format(x$kernel)))
-  cat(sprintf("  embedding dim: %d (%d negative generalized eigenvalues)   training points: %d   classes: %d   eps: %s\n",
-              nrow(x$U), x$n_negative, length(x$y), nlevels(x$y), format(x$eps)))
-  print_fit_lines("kdne", x$convergence, x$train_accuracy)
-  invisible(x)
-}

@@ -154,23 +154,25 @@ kmaha <- function(x, ...) UseMethod("kmaha")
 #' @rdname kmaha
 #' @export
 kmaha.formula <- function(formula, data = NULL, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), kmaha.default, list(...))
+  formula_method(match.call(), parent.frame(), kmaha.default, list(...), "kmaha")
 }
 
 #' @rdname kmaha
 #' @export
-kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
+kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
                           learner_args = list(),
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
                           scale = TRUE, rank = NULL, tol = 1e-8, seed = NULL,
                           cv_strategy = c("fast", "exhaustive"),
                           landmarks = NULL,
-                          landmark_method = c("random", "kmeans++"), ...) {
-  call <- match.call()
+                          landmark_method = c("random", "kmeans++"),
+                          num_threads = NULL, ...) {
+  call <- model_call(match.call(), "kmaha")
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   neighbors <- match.arg(neighbors)
   cv_strategy <- match.arg(cv_strategy)
+  landmark_method <- match.arg(landmark_method)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
@@ -179,123 +181,48 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "align", k = 1,
           k, nrow(x))
   }
   scale <- check_flag(scale, "scale")
-  lrn <- resolve_learner(learner)
+  ctx <- kmaha_context(num_threads)
   learner_args <- check_learner_args(learner_args)
-  user_learner_args <- learner_args
-  check_learner_signature(lrn, learner_args)
-  if (learner_wants_targets(lrn, learner_args)) {
-    check_class_sizes(y, check_count(learner_args$k %||% 3L, "learner_args$k"),
-                      "learner_args$k")
-  }
+  spec <- learner_spec(learner, learner_args)
+  if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
   choice <- resolve_kernel_choice(kernel)
-  if (lrn$builtin && lrn$name == "lmnn" && choice$type != "linear" &&
-      is.null(learner_args$lambda)) {
-    learner_args$lambda <- klmnn_lambda
-  }
-  if (choice$type %in% c("cv", "align", "align_lp", "unweighted")) {
+  if (choice$type %in% c("cv", "align", "align_lp", "unweighted", "auto")) {
     kernels <- check_kernel_list(kernels)
   }
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
-  landmark_method <- match.arg(landmark_method)
+  if (!is.null(seed)) seed <- check_number(seed, "seed")
+  if (choice$type %in% c("cv", "auto") && !is.null(learner_args$targets)) {
+    stopf("`learner_args$targets` fixes the target neighbours by row, but kernel = \"%s\" refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
+          choice$type)
+  }
 
   feature_names <- colnames(x)
   prep <- fit_scaling(x, scale)
   xs <- apply_scaling(x, prep)
   # Landmark points are given in the units of x: scale them like x.
   landmarks <- kmaha_landmarks(landmarks, x, prep)
-
-  # 1. The kernel.
-  kern <- NULL
-  kinfo <- list(type = choice$type)
-  switch(choice$type,
-    kernel = {
-      kern <- choice$kernel
-    },
-    cv = {
-      cv <- cv_kernel(xs, y, learner, kernels, folds = cv_folds, k = k,
-                      learner_args = learner_args, neighbors = neighbors,
-                      rank = rank, tol = tol, seed = seed,
-                      strategy = cv_strategy, landmarks = landmarks,
-                      landmark_method = landmark_method)
-      cv$learner <- lrn$label
-      kern <- cv$kernel
-      kinfo$cv <- cv
-      kinfo$index <- cv$best
-    },
-    align = , align_lp = {
-      # A degenerate combined kernel is reported once, by kpca() below.
-      al <- withCallingHandlers(
-        align_kernels(xs, y, kernels,
-                      method = if (choice$type == "align") "qp" else "lp",
-                      landmarks = if (is.matrix(landmarks)) nrow(landmarks) else landmarks),
-        kmaha_degenerate_kernel = function(w) invokeRestart("muffleWarning"))
-      kern <- al$kernel
-      kinfo$alignment <- al
-    },
-    unweighted = {
-      kern <- kernel_sum(kernels)
-    })
-  if (choice$type == "cv" && !is.null(seed)) kinfo$seed <- seed
-
-  # 2. KPCA on the training data (none for "linear").
-  kp <- NULL
-  z <- xs
-  if (!is.null(kern)) {
-    kp <- kpca(xs, kernel = kern, rank = rank, tol = tol, landmarks = landmarks,
+  base <- list(rank = rank, tol = tol, landmarks = landmarks,
                landmark_method = landmark_method)
-    z <- kp$coords
-  }
 
-  # 3. The learner on the coordinates.  Its errors speak of its input `x`:
-  # say what that is here.
-  coords <- if (is.null(kp)) {
-    sprintf("%d standardized input columns", ncol(z))
-  } else {
-    sprintf("%d KPCA components", ncol(z))
-  }
-  if (!is.null(learner_args$dim) && is.numeric(learner_args$dim) &&
-      length(learner_args$dim) == 1L && !is.na(learner_args$dim) &&
-      learner_args$dim > ncol(z)) {
-    stopf("`learner_args$dim` (%s) must not exceed the number of coordinates the learner receives: %s%s.",
-          format(learner_args$dim), coords,
-          if (is.null(kp)) "" else " (keep more with a smaller `tol` or a larger `rank`, or lower `dim`)")
-  }
-  lf <- tryCatch(
-    run_learner(lrn, z, y, learner_args, input = if (neighbors == "input") xs),
-    error = function(e) {
-      stopf("%s on the %s (its `x`): %s", lrn$label, coords, conditionMessage(e))
-    })
-  A <- lf$map
-  emb <- apply_map(z, A)
-  colnames(emb) <- paste0("dim", seq_len(ncol(emb)))
-  rownames(emb) <- rownames(x)
-  conv <- if (is.list(lf$fit) && !is.null(lf$fit$convergence)) lf$fit$convergence
+  # 1. The feature map: the kernel, chosen or given.
+  sel <- choose_feature_map(choice, xs, y, spec, kernels, base, k = k,
+                            folds = cv_folds, strategy = cv_strategy,
+                            seed = seed, neighbors = neighbors, ctx = ctx)
 
-  fit <- list(
-    learner = lrn$name, learner_label = lrn$label,
-    kernel = kern, kernel_choice = kinfo, kpca = kp, L = A,
-    learner_fit = lf$fit, embedding = emb, targets = lf$targets,
-    prep = prep, y = full_levels(y), k = k, convergence = conv,
-    train_accuracy = loo_accuracy(emb, y, k),
-    feature_names = feature_names, n_features = ncol(x),
-    settings = list(learner_args = user_learner_args, neighbors = neighbors,
-                    cv_folds = cv_folds, cv_strategy = cv_strategy,
-                    scale = scale, rank = rank,
-                    tol = tol, seed = seed,
-                    landmarks = if (!is.null(kp$landmarks)) nrow(kp$landmarks),
-                    landmark_method = landmark_method),
-    call = call)
-  class(fit) <- "kmaha_fit"
-  fit
-}
-
-# The default RKLMNN weight (see kmaha()): lambda0 times the total variance
-# of the learner's input coordinates z.
-klmnn_lambda0 <- 1
-klmnn_lambda <- function(z) {
-  klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
+  # 2. The pipeline on all the training data.
+  p <- fit_pipeline(xs, y, sel$fspec, sel$spec %||% spec, ctx,
+                    neighbors = sel$neighbors %||% neighbors,
+                    warn = !isTRUE(sel$quiet), label_errors = TRUE)
+  new_model(p, y, k, prep, spec, class = "kmaha_fit",
+            settings = list(learner_args = learner_args, neighbors = neighbors,
+                            cv_folds = cv_folds, cv_strategy = cv_strategy,
+                            scale = scale, rank = rank, tol = tol, seed = seed,
+                            landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
+                            landmark_method = landmark_method),
+            call = call, feature_names = feature_names, n_features = ncol(x),
+            kernel_choice = sel$info, ctx = ctx)
 }
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of
@@ -307,218 +234,16 @@ kmaha_landmarks <- function(landmarks, x, prep) {
   apply_scaling(check_landmark_points(landmarks, x), prep)
 }
 
+kernel_choices <- c("auto", "align", "aligned", "align_lp", "cv", "unweighted", "linear")
+
 resolve_kernel_choice <- function(kernel) {
   if (inherits(kernel, "kmaha_kernel")) return(list(type = "kernel", kernel = kernel))
-  opts <- c("align", "aligned", "align_lp", "cv", "unweighted", "linear")
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel) ||
-      !(kernel %in% opts)) {
+      !(kernel %in% kernel_choices)) {
     stopf("`kernel` must be a kernel object such as rbf_kernel(1), or one of %s.",
-          paste(dQuote(opts, FALSE), collapse = ", "))
+          paste(dQuote(kernel_choices, FALSE), collapse = ", "))
   }
   type <- if (kernel == "aligned") "align" else kernel
-  if (type == "linear") return(list(type = "linear", kernel = NULL))
   list(type = type)
 }
 
-# "KNCA", "LMNN" (kernel = "linear"), "kernelized custom learner", ...
-kmaha_fit_label <- function(fit) {
-  if (identical(fit$learner, "custom")) {
-    return(if (is.null(fit$kpca)) "custom learner" else "kernelized custom learner")
-  }
-  paste0(if (is.null(fit$kpca)) "" else "K", fit$learner_label)
-}
-
-kmaha_kernel_label <- function(fit) {
-  ch <- fit$kernel_choice
-  switch(ch$type,
-    kernel = format(fit$kernel),
-    cv = sprintf("chosen by %d-fold CV: %s", ncol(ch$cv$accuracy), format(fit$kernel)),
-    align = sprintf("aligned (QP), alignment %.3f", ch$alignment$alignment),
-    align_lp = sprintf("aligned (LP), alignment %.3f", ch$alignment$alignment),
-    unweighted = sprintf("unweighted sum of %d kernels", length(fit$kernel$kernels)))
-}
-
-#' Predict with a kernelized Mahalanobis metric
-#'
-#' Maps new points through the training scaling, the training KPCA and the
-#' learned map (`type = "transform"`), and classifies them by k nearest
-#' neighbours among the training points in that space (`"class"`, `"prob"`:
-#' the fraction of the `k` neighbour votes per class; see [knn_classify()]
-#' for ties). With `k = 1` the probabilities are only 0 or 1 (the single
-#' neighbour's class); use a larger `k` for graded vote fractions.
-#'
-#' The rules for new data are those of [predict.kmaha_linear()]: columns
-#' matched by name (a `newdata` without column names is an error when the
-#' model was trained on named columns), `NA` for rows with missing values, a
-#' result of length 0 for a `newdata` with no rows, and factors with every
-#' training level.
-#'
-#' @param object A `kmaha_fit` from [kmaha()].
-#' @param newdata New observations (a data frame for formula fits). `NULL`:
-#'   the training embedding, or leave-one-out predictions on the training
-#'   rows.
-#' @param type `"class"`, `"prob"` or `"transform"`.
-#' @param k Neighbours for the vote; the fit's `k` by default.
-#' @param ... Unused.
-#' @return A factor, a matrix of class probabilities (rows sum to 1; one
-#'   column per training level) or a matrix of learned coordinates, with one
-#'   element or row per row of `newdata`.
-#' @examples
-#' fit <- kmaha(Species ~ ., data = iris, learner = "dne",
-#'              kernel = rbf_kernel(1))
-#' predict(fit, iris[c(1, 51, 101), ])
-#' predict(fit, iris[c(1, 51, 101), ], type = "prob", k = 5)
-#' @export
-predict.kmaha_fit <- function(object, newdata = NULL,
-                              type = c("class", "prob", "transform"),
-                              k = object$k, ...) {
-  predict_embedded(object, newdata, match.arg(type), k,
-                   function(x) kmaha_transform(object, x))
-}
-
-# Raw input rows -> learned coordinates.
-kmaha_transform <- function(object, x) {
-  xs <- apply_scaling(x, object$prep)
-  coords <- if (is.null(object$kpca)) xs else predict(object$kpca, xs)
-  z <- apply_map(coords, object$L)
-  colnames(z) <- colnames(object$embedding)
-  rownames(z) <- rownames(x)
-  z
-}
-
-#' @rdname transform_matrix
-#' @export
-transform_matrix.kmaha_fit <- function(object) {
-  A <- object$L
-  rownames(A) <- colnames(object$embedding)
-  if (is.null(object$kpca)) {
-    A <- sweep(A, 2L, object$prep$scale, "/")
-    colnames(A) <- object$feature_names
-  } else {
-    colnames(A) <- colnames(object$kpca$coords)
-  }
-  A
-}
-
-# The first line of print() and summary(): what was fitted, in words.
-kmaha_fit_title <- function(fit) {
-  if (is.null(fit$kpca)) {
-    sprintf("%s on the %s inputs (kernel = \"linear\": no kernel, no KPCA)",
-            fit$learner_label,
-            if (isTRUE(fit$settings$scale)) "standardized" else "centred")
-  } else {
-    sprintf("%s by the KPCA trick (%s on kernel PCA coordinates)",
-            kmaha_fit_label(fit), fit$learner_label)
-  }
-}
-
-# The learner's objective in words, or NULL (custom learners).
-kmaha_learner_method <- function(fit) {
-  if (identical(fit$learner, "custom")) "custom" else fit$learner
-}
-
-#' @export
-print.kmaha_fit <- function(x, ...) {
-  cat("<kmaha fit> ", kmaha_fit_title(x), "\n", sep = "")
-  if (!is.null(x$kpca)) cat(sprintf("  kernel: %s\n", kmaha_kernel_label(x)))
-  cat(sprintf("  %d training points, %d inputs, %s -> learned dimension %d\n",
-              length(x$y), x$n_features,
-              if (is.null(x$kpca)) "no KPCA" else
-                sprintf("%d KPCA components", ncol(x$kpca$coords)),
-              ncol(x$embedding)))
-  print_fit_lines(kmaha_learner_method(x), x$convergence, x$train_accuracy, x$k)
-  invisible(x)
-}
-
-#' @export
-summary.kmaha_fit <- function(object, ...) {
-  ch <- object$kernel_choice
-  chosen <- switch(ch$type,
-    cv = list(index = ch$cv$best, sigma = ch$cv$curve$sigma[ch$cv$best],
-              cv_accuracy = ch$cv$curve$mean[ch$cv$best]),
-    align = , align_lp = list(alignment = ch$alignment$alignment,
-                              nonzero = sum(ch$alignment$gamma > 0),
-                              sigma = ch$alignment$sigma[ch$alignment$gamma > 0]),
-    NULL)
-  cv <- object$convergence
-  method <- kmaha_learner_method(object)
-  out <- list(title = kmaha_fit_title(object), learner = object$learner_label,
-              kernel = if (is.null(object$kpca)) NULL else kmaha_kernel_label(object),
-              choice = ch$type, chosen = chosen,
-              n = length(object$y), n_features = object$n_features,
-              kpca_rank = if (is.null(object$kpca)) NA_integer_ else ncol(object$kpca$coords),
-              dim = ncol(object$embedding),
-              neighbors = if (!is.null(object$targets)) object$settings$neighbors,
-              iterations = cv$iterations, objective = cv$objective,
-              converged = cv$converged, message = cv$message,
-              convergence = convergence_words(method, cv, in_print = FALSE),
-              objective_meaning = objective_meaning(method, short = FALSE),
-              k = object$k, classes = table(object$y),
-              train_accuracy = object$train_accuracy)
-  class(out) <- "summary.kmaha_fit"
-  out
-}
-
-#' @export
-print.summary.kmaha_fit <- function(x, ...) {
-  cat(x$title, "\n", sep = "")
-  if (!is.null(x$kernel)) cat(sprintf("Kernel: %s\n", x$kernel))
-  if (!is.null(x$chosen$sigma) && length(x$chosen$sigma)) {
-    cat(sprintf("  sigma: %s\n", paste(format(x$chosen$sigma), collapse = ", ")))
-  }
-  if (!is.null(x$chosen$cv_accuracy)) {
-    cat(sprintf("  CV accuracy of the chosen kernel: %.3f\n", x$chosen$cv_accuracy))
-  }
-  if (is.na(x$kpca_rank)) {
-    cat(sprintf("Training points: %d, inputs: %d, learned dimension: %d\n",
-                x$n, x$n_features, x$dim))
-  } else {
-    cat(sprintf("Training points: %d, inputs: %d, KPCA components: %d, learned dimension: %d\n",
-                x$n, x$n_features, x$kpca_rank, x$dim))
-  }
-  if (!is.null(x$neighbors)) {
-    cat(sprintf("Target neighbours found in: %s space\n", x$neighbors))
-  }
-  cat("Class sizes:\n")
-  print(x$classes)
-  print_summary_fit_lines(x, x$k)
-  invisible(x)
-}
-
-#' Plot a kernelized fit
-#'
-#' `which = "embedding"` draws the training points in two learned
-#' coordinates, coloured by class; `which = "kernel"` draws how the kernel was
-#' chosen: the alignment weights (see [plot.kmaha_alignment()]) or the
-#' cross-validation curve.
-#'
-#' @param x A `kmaha_fit` from [kmaha()].
-#' @param which `"embedding"` or `"kernel"`.
-#' @param dims The two coordinates drawn for the embedding.
-#' @param col Colours, one per class.
-#' @param ... Passed to the plotting function.
-#' @return `x`, invisibly.
-#' @examples
-#' fit <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = "align")
-#' plot(fit)
-#' plot(fit, which = "kernel")
-#' @export
-plot.kmaha_fit <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
-                           col = NULL, ...) {
-  which <- match.arg(which)
-  if (which == "embedding") {
-    plot_embedding(x$embedding, x$y, dims, col,
-                   main = sprintf("%s embedding", kmaha_fit_label(x)), ...)
-    return(invisible(x))
-  }
-  ch <- x$kernel_choice
-  if (!is.null(ch$alignment)) {
-    plot(ch$alignment, ...)
-  } else if (!is.null(ch$cv)) {
-    plot(ch$cv, ...)
-  } else {
-    stopf("`which = \"kernel\"` needs a fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
-          ch$type)
-  }
-  invisible(x)
-}

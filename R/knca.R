@@ -48,35 +48,18 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   check_dots_empty("knca()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  check_class_sizes(y)
   check_kernel(kernel)
-  opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
-  lambda <- opt$lambda; max_iter <- opt$max_iter; tol <- opt$tol
-  scale <- opt$scale; threads <- opt$threads
-  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
-  xs <- apply_scaling(x, prep)
-  K <- core_kernel_matrix(kernel, xs, NULL, kmaha_context(num_threads))
-  K <- (K + t(K)) / 2
-  warn_degenerate_kernel(kernel, xs, K)
-  n <- nrow(K)
-  start <- knca_init(init, K, dim)
-  res <- nca_run("knca", K, y, list(A = start$U, label = start$label), K, opt)
-  U <- res$map
-  d <- nrow(U)
-  rownames(U) <- paste0("dim", seq_len(d))
-  z <- apply_map(K, U)
-  colnames(z) <- rownames(U)
-  rownames(z) <- rownames(x)
-  fit <- list(method = "knca", U = U, kernel = kernel, x = xs, prep = prep,
-              y = full_levels(y), embedding = z,
-              settings = list(dim = d, init = start$label, lambda = lambda,
-                              max_iter = max_iter, tol = tol, scale = scale,
-                              num_threads = threads),
-              convergence = nca_convergence(res),
-              train_accuracy = loo_accuracy(z, y),
-              feature_names = colnames(x), n_features = ncol(x),
-              call = match.call())
-  class(fit) <- c("kmaha_knca", "kmaha_kernel_trick")
+  ctx <- kmaha_context(num_threads)
+  spec <- public_spec("knca", list(dim = dim, init = init, lambda = lambda,
+                                   max_iter = max_iter, tol = tol, verbose = verbose))
+  scale <- check_flag(scale, "scale")
+  fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = "kmaha_knca",
+                   call = model_call(match.call(), "knca"))
+  o <- spec$opts
+  fit$settings <- list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
+                       max_iter = o$max_iter, tol = o$tol, scale = scale,
+                       num_threads = ctx$threads)
   fit
 }
 
@@ -87,7 +70,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
 #' @param na.action How to treat missing values (default [stats::na.omit()]).
 #' @export
 knca.formula <- function(formula, data, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), knca.default, list(...))
+  formula_method(match.call(), parent.frame(), knca.default, list(...), "knca")
 }
 
 # Kernel PCA of the training Gram matrix for the start of KNCA, by the
@@ -95,11 +78,9 @@ knca.formula <- function(formula, data, subset, na.action, ...) {
 # matrix): the eigenvalues above rel_tol times the largest and the
 # coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
 # component.
-knca_kpca_basis <- function(K, rel_tol = 1e-10) {
-  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", kmaha_context()), error = function(e) {
-    if (!grepl("is zero", conditionMessage(e), fixed = TRUE)) stop(e)
-    NULL
-  })
+knca_kpca_basis <- function(K, rel_tol = 1e-10, ctx = kmaha_context()) {
+  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", ctx),
+                  kmaha_degenerate_error = function(e) NULL)
   if (is.null(fit)) return(list(values = numeric(0), alpha = matrix(0, nrow(K), 0)))
   list(values = fit$eigenvalues, alpha = fit$projection)
 }
@@ -152,40 +133,3 @@ knca_init <- function(init, K, dim) {
   list(U = t(sweep(alpha, 2L, colMeans(alpha))), label = "kpca")
 }
 
-#' Predict with kernel-trick NCA
-#'
-#' `type = "transform"` maps new inputs to \eqn{U k(x)}, where \eqn{k(x)} holds
-#' the kernel values between \eqn{x} (scaled as in training) and the training
-#' points; `"class"` and `"prob"` classify by k-nearest neighbours among the
-#' training points in that space.
-#'
-#' @param object A fitted [knca()] model.
-#' @param newdata New inputs with the training columns (a data frame for
-#'   formula fits); `NULL` returns the training embedding (`"transform"`) or
-#'   leave-one-out predictions.
-#' @param type `"class"`, `"prob"` or `"transform"`.
-#' @param k Number of neighbours for `"class"` and `"prob"`.
-#' @param ... Unused.
-#' @return A factor, a matrix of vote fractions, or a matrix of coordinates.
-#' @examples
-#' idx <- c(1:30, 51:80, 101:130)
-#' fit <- knca(iris[idx, 1:4], iris$Species[idx], dim = 2, max_iter = 50)
-#' mean(predict(fit, iris[-idx, 1:4]) == iris$Species[-idx])
-#' head(predict(fit, iris[-idx, 1:4], type = "transform"))
-#' @export
-predict.kmaha_knca <- function(object, newdata = NULL,
-                               type = c("class", "prob", "transform"),
-                               k = 1, ...) {
-  predict_embedded(object, newdata, match.arg(type), k, kernel_trick_embed(object))
-}
-
-#' @export
-print.kmaha_knca <- function(x, ...) {
-  cat("<kmaha KNCA> kernel-trick NCA\n")
-  cat("  kernel: ", format(x$kernel), "\n", sep = "")
-  cat(sprintf("  coefficients U: %d x %d   training points: %d   classes: %d   lambda: %s\n",
-              nrow(x$U), ncol(x$U), length(x$y), nlevels(x$y),
-              format(x$settings$lambda)))
-  print_fit_lines("knca", x$convergence, x$train_accuracy)
-  invisible(x)
-}

@@ -38,14 +38,14 @@ knn_classify <- function(x, y, newdata = NULL, k = 1) {
 
 # kNN votes for query rows q that may hold missing values (NA class and
 # probabilities for those rows) or no rows at all.
-knn_predict <- function(x, y, q, k) {
+knn_predict <- function(x, y, q, k, ctx = kmaha_context()) {
   check_knn_k(k, nrow(x))
   ok <- rowSums(is.na(q)) == 0L
   lev <- levels(y)
   cls <- factor(rep(NA_character_, nrow(q)), levels = lev)
   prob <- matrix(NA_real_, nrow(q), length(lev), dimnames = list(rownames(q), lev))
   if (any(ok)) {
-    res <- knn_vote(x, y, q[ok, , drop = FALSE], k)
+    res <- knn_vote(x, y, q[ok, , drop = FALSE], k, ctx = ctx)
     cls[ok] <- res$class
     prob[ok, ] <- res$prob
   }
@@ -53,9 +53,9 @@ knn_predict <- function(x, y, q, k) {
 }
 
 # Internal: inputs already validated; y a factor.
-knn_vote <- function(x, y, q, k, self = FALSE) {
+knn_vote <- function(x, y, q, k, self = FALSE, ctx = kmaha_context()) {
   check_knn_k(k, nrow(x), self)
-  res <- core_knn_classify(x, as.integer(y), nlevels(y), q, k, self, kmaha_context())
+  res <- core_knn_classify(x, as.integer(y), nlevels(y), q, k, self, ctx)
   lev <- levels(y)
   prob <- res$prob
   colnames(prob) <- lev

@@ -147,28 +147,37 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   if (method == "nystrom" && is.null(landmarks)) {
     stopf("`method = \"nystrom\"` needs `landmarks`: a number of landmark points (e.g. 500) or a matrix of landmark points.")
   }
-  warn_degenerate_kernel(kernel, x)
-  if (!is.null(landmarks)) {
-    fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method)
-  } else {
-    args <- kpca_check_args(nrow(x), rank, tol, method)
-    fit <- kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, kmaha_context()),
-                     "`kernel` on `x`: ", n = nrow(x))
-    fit <- kpca_finish(fit, args, rownames(x))
-    fit$x <- x
-  }
+  ctx <- kmaha_context()
+  warn_degenerate_kernel(kernel, x, ctx = ctx)
+  fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx)
   fit$kernel <- kernel
   fit$call <- match.call()
   class(fit) <- "kmaha_kpca"
   fit
 }
 
+# The KPCA stage shared by kpca() and the pipeline's feature map (checked
+# inputs): exact KPCA, or the Nystrom method when `landmarks` is given.
+kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method, ctx) {
+  if (!is.null(landmarks)) {
+    fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method, ctx)
+  } else {
+    args <- kpca_check_args(nrow(x), rank, tol, method)
+    fit <- kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx),
+                     "`kernel` on `x`: ", n = nrow(x))
+    fit <- kpca_finish(fit, args, rownames(x))
+    fit$x <- x
+  }
+  fit$kernel <- kernel
+  fit
+}
+
 # The Nystrom branch of kpca(): landmarks, the fit, and its fields.
-kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method) {
+kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx) {
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
-  lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method)
+  lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method, ctx)
   fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
-                                     args$method, kmaha_context()))
+                                     args$method, ctx))
   fit <- kpca_finish(fit, args, rownames(x), rownames(lm$points))
   fit$eigen_solver <- fit$method
   fit$method <- "nystrom"
@@ -196,7 +205,7 @@ check_landmark_points <- function(landmarks, x) {
 
 # Landmark points for the Nystrom method: a matrix of points with the
 # columns of x, or m rows of x chosen at random or by kernel k-means++.
-nystrom_landmarks <- function(x, kernel, landmarks, landmark_method) {
+nystrom_landmarks <- function(x, kernel, landmarks, landmark_method, ctx) {
   n <- nrow(x)
   if (is.matrix(landmarks) || is.data.frame(landmarks)) {
     z <- check_landmark_points(landmarks, x)
@@ -210,7 +219,7 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method) {
   m <- as.integer(landmarks)
   idx <- switch(landmark_method,
     random = sort(sample.int(n, m)),
-    "kmeans++" = core_kmeanspp_landmarks(kernel, x, m, stats::runif(m), kmaha_context()))
+    "kmeans++" = core_kmeanspp_landmarks(kernel, x, m, stats::runif(m), ctx))
   list(points = x[idx, , drop = FALSE], index = idx, method = landmark_method)
 }
 
@@ -234,6 +243,7 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method) {
 #' predict(kp, iris[101:103, 1:4])
 #' @export
 predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
+  check_dots_empty("predict()", ..., hint = "predict() of a kpca() fit takes `newdata` only.")
   if (is.null(newdata)) return(object$coords)
   if (identical(object$method, "nystrom")) {
     z0 <- object$landmarks

@@ -114,91 +114,30 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   check_dots_empty("lmnn()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  n <- nrow(x)
-  D <- ncol(x)
-  k_given <- !missing(k)
-  k <- check_count(k, "k")
-  mu <- check_number(mu, "mu")
-  if (mu <= 0 || mu >= 1) {
-    stopf("`mu` must lie strictly between 0 and 1, not %s.", format(mu))
-  }
-  lambda <- check_number(lambda, "lambda", nonneg = TRUE)
-  max_iter <- check_count(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", positive = TRUE)
-  solver <- match.arg(solver)
+  ctx <- kmaha_context(num_threads)
+  args <- list(dim = dim, mu = mu, targets = targets, init = init,
+               lambda = lambda, max_iter = max_iter, tol = tol,
+               solver = solver[1], verbose = verbose)
+  if (!missing(k) || is.null(targets)) args$k <- k
+  spec <- public_spec("lmnn", args)
   scale <- check_flag(scale, "scale")
-  verbose <- check_flag(verbose, "verbose")
-  threads <- resolve_threads(num_threads)
-  feature_names <- colnames(x)
-
-  init_mat <- NULL
-  if (is.numeric(init) && is.matrix(init)) {
-    init_mat <- init
-    if (anyNA(init_mat) || any(!is.finite(init_mat))) {
-      stopf("`init` must not contain missing or infinite values.")
-    }
-    if (ncol(init_mat) != D) {
-      stopf("`init` must have %d columns (one per feature), not %d.",
-            D, ncol(init_mat))
-    }
-    if (is.null(dim)) dim <- nrow(init_mat)
-  } else if (!(is.character(init) && length(init) == 1L &&
-               init %in% c("auto", "identity", "pca", "random"))) {
-    stopf("`init` must be \"auto\", \"identity\", \"pca\", \"random\" or a numeric matrix.")
-  }
-  dim <- if (is.null(dim)) D else check_count(dim, "dim")
-  if (dim > D) {
-    stopf("`dim` (%d) must not exceed the number of features (%d).", dim, D)
-  }
-  if (!is.null(init_mat) && nrow(init_mat) != dim) {
-    stopf("`init` has %d rows but `dim` is %d; they must match.",
-          nrow(init_mat), dim)
-  }
-
-  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
-  xs <- apply_scaling(x, prep)
-  dimnames(xs) <- NULL
-
-  if (is.null(targets)) {
-    check_class_sizes(y, k, "k")
-    targets <- core_class_neighbors(xs, as.integer(y), k, TRUE, kmaha_context(threads))
-  } else {
-    targets <- check_neighbor_matrix(targets, y, "targets", same = TRUE,
-                                     k = if (k_given) k, require_any = TRUE)
-    k <- ncol(targets)
-  }
-
-  solver <- if (solver == "auto") "L" else solver
-  L0 <- lmnn_init(init, init_mat, xs, dim)
-
-  res <- core_lmnn_fit(xs, as.integer(y), targets, L0, mu, lambda, max_iter,
-                       tol, solver, 10L, 0.2, verbose, kmaha_context(threads))
-  L <- res$L
-  if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
-  if (!res$converged) {
-    warnf("lmnn() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
-          res$message, as.integer(res$iterations),
-          if (solver == "M") "iterations" else "evaluations")
-  }
-  convergence <- list(iterations = as.integer(res$iterations),
-                      objective = res$objective, trace = res$trace,
-                      converged = res$converged, message = res$message)
-  settings <- list(k = k, dim = nrow(L), mu = mu, lambda = lambda,
-                   max_iter = max_iter, tol = tol, solver = solver,
-                   init = if (is.null(init_mat)) init else "matrix",
-                   scale = scale)
-  dimnames(res$M) <- list(feature_names, feature_names)
-  new_linear_fit("lmnn", L, prep, xs, y, settings, convergence,
-                 call = match.call(), feature_names = feature_names,
-                 extra = list(M = res$M, targets = targets, solver = solver,
-                              impostors = res$active_pairs,
-                              active_triples = res$active_triples))
+  if (is.null(targets)) check_class_sizes(y, spec$opts$k, "k")
+  fit <- fit_model(x, y, feature_identity(), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = "kmaha_lmnn",
+                   call = model_call(match.call(), "lmnn"))
+  o <- spec$opts
+  fit$settings <- list(k = ncol(fit$targets), dim = o$dim %||% ncol(x), mu = o$mu,
+                       lambda = o$lambda, max_iter = o$max_iter, tol = o$tol,
+                       solver = o$solver,
+                       init = if (is.matrix(o$init)) "matrix" else o$init,
+                       scale = scale)
+  fit
 }
 
 #' @rdname lmnn
 #' @export
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), lmnn.default, list(...))
+  formula_method(match.call(), parent.frame(), lmnn.default, list(...), "lmnn")
 }
 
 # Starting map (dim x D) on the preprocessed inputs.

@@ -1,44 +1,21 @@
-# summary() and plot() for the fitted objects that have no class-specific
-# ones elsewhere: kernel-trick learners, KPCA and kernel alignment.
+# summary() for KPCA fits and kernel alignments.
 
-#' Summaries of kernel-trick fits, KPCA fits and kernel alignments
+#' Summaries of KPCA fits and kernel alignments
 #'
-#' `summary()` methods for [knca()] and [kdne()] fits (learner, kernel,
-#' dimensions, optimizer result, training accuracy), for [kpca()] fits (kernel,
-#' components kept, share of the feature-space variance they carry) and for
-#' [align_kernels()] results (the base kernels with non-zero weight and their
-#' alignments). `plot()` draws a kernel-trick fit's training embedding.
+#' `summary()` methods for [kpca()] fits (kernel, components kept, share of
+#' the feature-space variance they carry) and for [align_kernels()] results
+#' (the base kernels with non-zero weight and their alignments). Fitted
+#' models have theirs: see [kmaha-model].
 #'
-#' @param object,x A fitted object.
-#' @param dims,col,... See [plot.kmaha_linear()]; `...` is unused by
-#'   `summary()`.
-#' @return `summary()` returns an object with a `print()` method; `plot()`
-#'   returns `x` invisibly.
+#' @param object A fitted object.
+#' @param ... Unused.
+#' @return An object with a `print()` method.
 #' @examples
 #' idx <- c(1:20, 51:70, 101:120)
-#' fit <- kdne(iris[idx, 1:4], iris$Species[idx], dim = 2)
-#' summary(fit)
-#' plot(fit)
 #' summary(kpca(iris[idx, 1:4], rbf_kernel(1)))
 #' summary(align_kernels(iris[idx, 1:4], iris$Species[idx]))
 #' @name kmaha-summaries
 NULL
-
-#' @rdname kmaha-summaries
-#' @export
-summary.kmaha_kernel_trick <- function(object, ...) {
-  summarise_fit(object, object$U,
-                c(list(kernel = format(object$kernel)), object$settings))
-}
-
-#' @rdname kmaha-summaries
-#' @export
-plot.kmaha_kernel_trick <- function(x, dims = c(1, 2), col = NULL, ...) {
-  plot_embedding(x$embedding, x$y, dims, col,
-                 main = sprintf("%s embedding (kernel trick)",
-                                learner_label(x$method)), ...)
-  invisible(x)
-}
 
 #' @rdname kmaha-summaries
 #' @export

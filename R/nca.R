@@ -135,33 +135,20 @@ nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
   check_dots_empty("nca()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  check_class_sizes(y)
-  D <- ncol(x)
-  dim <- check_dim_nca(dim, D, "x")
-  opt <- nca_options(lambda, max_iter, tol, scale, verbose, num_threads)
-  lambda <- opt$lambda; max_iter <- opt$max_iter; tol <- opt$tol
-  scale <- opt$scale; threads <- opt$threads
-  method <- match.arg(method)
-  batch_size <- check_count(batch_size, "batch_size", lower = 2L)
-  if (method == "auto") {
-    method <- if (nrow(x) > nca_minibatch_min_n) "minibatch" else "lbfgs"
-  }
-  prep <- if (scale) fit_scaling(x, TRUE, "x") else NULL
-  xs <- apply_scaling(x, prep)
-  start <- nca_init(init, xs, dim)
-  res <- if (method == "minibatch") {
-    nca_run_minibatch(xs, y, start$A, opt, batch_size)
-  } else {
-    nca_run("nca", xs, y, start, NULL, opt)
-  }
-  new_linear_fit(
-    "nca", res$map, prep, xs, y,
-    settings = list(dim = dim, init = start$label, lambda = lambda,
-                    max_iter = max_iter, tol = tol, scale = scale,
-                    num_threads = threads, method = method,
-                    batch_size = if (method == "minibatch") min(batch_size, nrow(x))),
-    convergence = nca_convergence(res),
-    call = match.call(), feature_names = colnames(x))
+  ctx <- kmaha_context(num_threads)
+  spec <- public_spec("nca", list(dim = dim, init = init, lambda = lambda,
+                                  max_iter = max_iter, tol = tol, verbose = verbose,
+                                  method = method[1], batch_size = batch_size))
+  scale <- check_flag(scale, "scale")
+  fit <- fit_model(x, y, feature_identity(), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = "kmaha_nca",
+                   call = model_call(match.call(), "nca"))
+  o <- spec$opts
+  fit$settings <- list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
+                       max_iter = o$max_iter, tol = o$tol, scale = scale,
+                       num_threads = ctx$threads, method = fit$method,
+                       batch_size = fit$batch_size)
+  fit
 }
 
 #' @rdname nca
@@ -171,17 +158,7 @@ nca.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
 #' @param na.action How to treat missing values (default [stats::na.omit()]).
 #' @export
 nca.formula <- function(formula, data, subset, na.action, ...) {
-  formula_method(match.call(), parent.frame(), nca.default, list(...))
-}
-
-check_dim_nca <- function(dim, D, arg_x = "x") {
-  if (is.null(dim)) return(D)
-  dim <- check_count(dim, "dim")
-  if (dim > D) {
-    stopf("`dim` (%d) must not exceed the number of input columns of `%s` (%d).",
-          dim, arg_x, D)
-  }
-  dim
+  formula_method(match.call(), parent.frame(), nca.default, list(...), "nca")
 }
 
 # Starting map (d x D) for NCA on the (already scaled) inputs xs.
@@ -232,7 +209,8 @@ nca_minibatch_min_n <- 5000L
 # Mini-batch NCA: batches drawn from R's random number generator as
 # consecutive chunks of random permutations of the rows (every row is used
 # once per pass over the data), then the core's Adam steps.
-nca_run_minibatch <- function(xs, y, A0, opt, batch_size, learning_rate = 0.02) {
+nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
+                              learning_rate = 0.02) {
   n <- nrow(xs)
   b <- min(batch_size, n)
   steps <- opt$max_iter
@@ -242,7 +220,7 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, learning_rate = 0.02) 
                 use.names = FALSE)
   batches <- matrix(idx[seq_len(steps * b)], nrow = b)
   res <- core_nca_minibatch(xs, as.integer(y), A0, opt$lambda, batches,
-                            learning_rate, kmaha_context(opt$threads))
+                            learning_rate, ctx)
   res$iterations <- steps
   res$converged <- TRUE
   res$message <- sprintf("mini-batch NCA: %d Adam steps on batches of %d rows", steps, b)
@@ -250,16 +228,6 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, learning_rate = 0.02) 
     cat(sprintf("%s; objective estimated from the last steps: %.6g\n", res$message, res$value))
   }
   res
-}
-
-# Options shared by nca() and knca(), validated once.
-nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
-  list(lambda = check_number(lambda, "lambda", nonneg = TRUE),
-       max_iter = check_count(max_iter, "max_iter"),
-       tol = check_number(tol, "tol", positive = TRUE),
-       scale = check_flag(scale, "scale"),
-       verbose = check_flag(verbose, "verbose"),
-       threads = resolve_threads(num_threads))
 }
 
 # One L-BFGS run of the NCA core on `feats` (inputs, or Gram rows for KNCA
@@ -272,11 +240,11 @@ nca_options <- function(lambda, max_iter, tol, scale, verbose, num_threads) {
 # iteration cap was hit, or the line search failed away from an optimum (a
 # line search that ends at the optimum, where rounding hides any decrease,
 # counts as converged; see convergence$stop).
-nca_run <- function(fun, feats, y, start, K, opt) {
+nca_run <- function(fun, feats, y, start, K, opt, ctx) {
   res <- core_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
                       opt$tol, opt$verbose,
                       rescale_start = !identical(start$label, "matrix"),
-                      ctx = kmaha_context(opt$threads))
+                      ctx = ctx)
   if (isTRUE(res$flat_start)) {
     warnf("%s() could not move from its start: the objective is flat there (%s), so the gradient vanishes; %s.",
           fun,

@@ -198,8 +198,6 @@ repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
 # One cell: split, standardize, fit, predict. One thread per fit, so that
 # sums run in a fixed order and the result does not depend on the plan.
 repro_cell <- function(i, job, progress) {
-  restore <- one_thread()
-  on.exit(restore(), add = TRUE)
   cell <- job$cells[i, ]
   d <- repro_data(cell$dataset, job$source)
   tr <- split_rows(job$seed, cell$dataset, cell$split, nrow(d$x), d$n_train)
@@ -239,7 +237,8 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernel, base_kernels, folds,
   kern <- if (kernel == "aligned") "align" else kernel
   fit <- kmaha(xtr, ytr, learner = learner, kernel = kern, k = 1,
                learner_args = largs, kernels = base_kernels, cv_folds = folds,
-               neighbors = if (kernel == "unweighted") "input" else "feature")
+               neighbors = if (kernel == "unweighted") "input" else "feature",
+               num_threads = 1L)
   pred <- stats::predict(fit, xte, type = "class")
   # A test class unseen in training can never be predicted correctly; it
   # still counts as an error, as in the paper's protocol.
@@ -247,7 +246,7 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernel, base_kernels, folds,
   list(accuracy = sum(as.character(pred) == as.character(yte)) / length(yte),
        sigma = if (kernel == "cv") ch$cv$curve$sigma[ch$cv$best] else NA_real_,
        weights = if (kernel == "aligned") format_weights(ch$alignment) else NA_character_,
-       components = if (is.null(fit$kpca)) NA_integer_ else ncol(fit$kpca$coords),
+       components = if (fit$feature_map$type == "identity") NA_integer_ else ncol(fit$L),
        error = NA_character_)
 }
 

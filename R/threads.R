@@ -67,14 +67,3 @@ is_count <- function(v) {
   is.numeric(v) && length(v) == 1L && !is.na(v) && is.finite(v) &&
     v == round(v) && v >= 1
 }
-
-# Limits the package's threads (NCA's, and the OpenMP threads of KPCA and
-# the products) to one; returns the function that restores the settings.
-one_thread <- function() {
-  old <- options(kmaha.num_threads = 1L)
-  old_omp <- core_omp_threads(1L)
-  function() {
-    options(old)
-    core_omp_threads(old_omp)
-  }
-}

@@ -286,12 +286,12 @@ stop_unnamed_newdata <- function(train_names, arg = "newdata") {
 # Either way nearest neighbours in feature space are arbitrary.  Returns the
 # kind, or NULL.  `K` (optional) is the full training Gram matrix when the
 # caller has it.
-kernel_degeneracy <- function(kernel, x, K = NULL) {
+kernel_degeneracy <- function(kernel, x, K = NULL, ctx = kmaha_context()) {
   n <- nrow(x)
   if (n < 2L) return(NULL)
   idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
   xs <- x[idx, , drop = FALSE]
-  Ks <- if (is.null(K)) core_kernel_matrix(kernel, xs, NULL, kmaha_context()) else K[idx, idx, drop = FALSE]
+  Ks <- if (is.null(K)) core_kernel_matrix(kernel, xs, NULL, ctx) else K[idx, idx, drop = FALSE]
   top <- max(abs(Ks))
   if (!is.finite(top) || top == 0) return(NULL)
   dg <- diag(Ks)
@@ -306,8 +306,9 @@ kernel_degeneracy <- function(kernel, x, K = NULL) {
 
 # Warn (class "kmaha_degenerate_kernel") when `kernel` is numerically
 # degenerate on x; `what` names it in the message.
-warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel") {
-  kind <- kernel_degeneracy(kernel, x, K)
+warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel",
+                                   ctx = kmaha_context()) {
+  kind <- kernel_degeneracy(kernel, x, K, ctx)
   if (is.null(kind)) return(invisible(NULL))
   msg <- if (kind == "identity") {
     sprintf("%s is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. The inputs are too far apart for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a larger sigma.",
@@ -320,3 +321,5 @@ warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel") {
                     list(message = msg, call = NULL)))
   invisible(kind)
 }
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

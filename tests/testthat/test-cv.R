@@ -79,14 +79,18 @@ test_that("a learner failing on some kernels is recorded, others still win", {
     diag(ncol(x))
   }
   # sigma = 0.1 keeps (almost) every component, sigma = 20 only a few
-  cv <- cv_kernel(xc, yc, picky, list(rbf_kernel(0.1), rbf_kernel(20)),
-                  folds = 3, seed = 2)
+  expect_warning(
+    cv <- cv_kernel(xc, yc, picky, list(rbf_kernel(0.1), rbf_kernel(20)),
+                    folds = 3, seed = 2),
+    "^3 of the 6 cross-validation fits \\(candidate x fold\\) failed and were left out of the choice; the first error: too many KPCA components")
   expect_true(all(is.na(cv$accuracy[1, ])))
   expect_identical(cv$best, 2L)
-  expect_true(all(cv$errors$kernel == 1L))
+  expect_true(all(cv$errors$candidate == 1L))
+  expect_output(print(cv), "3 fit(s) failed and were left out; first error: too many KPCA components",
+                fixed = TRUE)
   expect_match(cv$errors$message[1], "too many KPCA components", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, function(x, y) stop("boom"), kc[1:2], folds = 3),
-               "Cross-validation failed for every kernel; first error: boom",
+               "Cross-validation failed for every candidate; first error: boom",
                fixed = TRUE)
 })
 
@@ -223,11 +227,11 @@ test_that("warnings of the fold fits become one warning with their count", {
     })
   expect_identical(n_warn, 1L)
   first <- cv$warnings$message[1]
-  expect_identical(msg, paste0("12 of the 12 cross-validation fits (kernel x fold) gave warnings; the first: ",
+  expect_identical(msg, paste0("12 of the 12 cross-validation fits (candidate x fold) gave warnings; the first: ",
                                first))
   expect_match(first, "^learner warning (TRUE|FALSE)$")
   expect_identical(nrow(cv$warnings), 12L)
-  expect_setequal(paste(cv$warnings$kernel, cv$warnings$fold),
+  expect_setequal(paste(cv$warnings$candidate, cv$warnings$fold),
                   paste(rep(1:4, each = 3), 1:3))
   # NCA stopped by max_iter: one warning from the CV, one from the final fit
   msgs <- character()
@@ -239,50 +243,52 @@ test_that("warnings of the fold fits become one warning with their count", {
       invokeRestart("muffleWarning")
     })
   expect_length(msgs, 2L)
-  expect_match(msgs[1], "^6 of the 6 cross-validation fits \\(kernel x fold\\) gave warnings; the first: nca\\(\\) did not converge")
+  expect_match(msgs[1], "^6 of the 6 cross-validation fits \\(candidate x fold\\) gave warnings; the first: nca\\(\\) did not converge")
   expect_match(msgs[2], "^nca\\(\\) did not converge")
   # no warning at all when the fits are clean
   expect_no_warning(cv_kernel(xc, yc, identity_learner, kc, folds = 3, seed = 1))
 })
 
-test_that("fold fits of NCA and DNE return the public learner's map, without its extras", {
+test_that("fold fits go through the learners' fitters: the public learner's map, no fitted object", {
   kp <- kpca(xc, rbf_kernel(1))
   z <- kp$coords
-  nca_spec <- kmaha:::fold_learner(kmaha:::resolve_learner("nca"),
-                                    list(max_iter = 40, lambda = 0.01))
-  expect_identical(nca_spec$path, "nca")
-  m <- suppressWarnings(kmaha:::fold_map(nca_spec, z, yc))
+  ctx <- kmaha:::kmaha_context()
+  fit_map <- function(name, args, targets = NULL) {
+    kmaha:::fit_map(kmaha:::learner_spec(name, args), z, yc, targets, ctx)$map
+  }
   ref <- suppressWarnings(nca(z, yc, scale = FALSE, max_iter = 40, lambda = 0.01))
-  expect_identical(m, unname(ref$L))
-  dne_spec <- kmaha:::fold_learner(kmaha:::resolve_learner("dne"), list(k = 2))
-  expect_identical(dne_spec$path, "dne")
-  tg <- kmaha:::learner_targets("dne", z, yc, 2L)
-  expect_identical(kmaha:::fold_map(dne_spec, z, yc),
+  expect_identical(suppressWarnings(fit_map("nca", list(max_iter = 40, lambda = 0.01))),
+                   unname(ref$L))
+  spec <- kmaha:::learner_spec("dne", list(k = 2))
+  tg <- kmaha:::find_targets(spec, z, yc, ctx)
+  expect_identical(fit_map("dne", list(k = 2), tg),
                    unname(dne(z, yc, scale = FALSE, targets = tg)$L))
   # input-space neighbours
-  tg_in <- kmaha:::learner_targets("dne", xc, yc, 2L)
-  expect_identical(kmaha:::fold_map(dne_spec, z, yc, input = xc),
+  tg_in <- kmaha:::find_targets(spec, xc, yc, ctx)
+  expect_identical(tg_in, list(same = target_neighbors(xc, yc, 2),
+                               other = target_neighbors(xc, yc, 2, type = "other")))
+  expect_identical(fit_map("dne", list(k = 2), tg_in),
                    unname(dne(z, yc, scale = FALSE, targets = tg_in)$L))
-  # options the direct path does not know, and other learners: the public one
-  expect_identical(kmaha:::fold_learner(kmaha:::resolve_learner("dne"),
-                                         list(targets = tg))$path, "generic")
-  expect_identical(kmaha:::fold_learner(kmaha:::resolve_learner("lmnn"), list())$path,
-                   "generic")
-  expect_error(kmaha:::fold_learner(kmaha:::resolve_learner("nca"), list(lambda = -1)),
-               "`lambda` must be non-negative, not -1.", fixed = TRUE)
+  # LMNN folds too
+  spec_l <- kmaha:::learner_spec("lmnn", list(k = 2, max_iter = 50))
+  tl <- kmaha:::find_targets(spec_l, z, yc, ctx)
+  expect_identical(suppressWarnings(fit_map("lmnn", list(k = 2, max_iter = 50), tl)),
+                   unname(suppressWarnings(lmnn(z, yc, k = 2, max_iter = 50, scale = FALSE))$L))
+  expect_error(kmaha:::learner_spec("nca", list(lambda = -1)),
+               "`learner_args$lambda` must be non-negative, not -1.", fixed = TRUE)
   # no fold fit builds a fitted object (embedding, leave-one-out accuracy)
   counter <- new.env()
   counter$n <- 0L
   quietly <- function(expr) suppressMessages(utils::capture.output(expr))
-  quietly(trace("new_linear_fit", where = asNamespace("kmaha"), print = FALSE,
+  quietly(trace("new_model", where = asNamespace("kmaha"), print = FALSE,
                 tracer = substitute(assign("n", E$n + 1L, envir = E),
                                     list(E = counter))))
-  on.exit(quietly(untrace("new_linear_fit", where = asNamespace("kmaha"))),
+  on.exit(quietly(untrace("new_model", where = asNamespace("kmaha"))),
           add = TRUE)
-  for (l in c("nca", "dne")) {
+  for (l in c("nca", "lmnn", "dne")) {
     for (st in c("fast", "exhaustive")) {
-      cv_kernel(xc, yc, l, kc[2:4], folds = 3, seed = 1, strategy = st,
-                learner_args = if (l == "nca") list(max_iter = 200) else list())
+      suppressWarnings(cv_kernel(xc, yc, l, kc[2:4], folds = 3, seed = 1, strategy = st,
+                                 learner_args = if (l == "nca") list(max_iter = 200) else list()))
     }
   }
   expect_identical(counter$n, 0L)

@@ -239,7 +239,7 @@ test_that("bad input gives clear errors", {
   expect_error(dne(d$x, d$y, k = 0), "`k` must be a single whole number >= 1.",
                fixed = TRUE)
   expect_error(dne(d$x, d$y, dim = 6),
-               "`dim` (6) must not exceed the number of columns of `x` (5).",
+               "`dim` (6) must not exceed the number of input columns of `x` (5).",
                fixed = TRUE)
   expect_error(dne(d$x, d$y, lambda = -1), "`lambda` must be non-negative",
                fixed = TRUE)

@@ -54,7 +54,7 @@ test_that("feature-space neighbours and the generalized eigenproblem match plain
   B <- K + eps * diag(n)
   mu <- sort(Re(eigen(solve(B, M), only.values = TRUE)$values))
   expect_equal(fit$eigenvalues, mu, tolerance = 1e-6)
-  U <- fit$U
+  U <- fit$L
   dd <- nrow(U)
   # one generalized eigenvalue is exactly 0 (u = K^{-1} 1, as (D - W) 1 = 0);
   # rounding may put it on either side of zero
@@ -139,7 +139,7 @@ test_that("predict embeds new points as U k(x) and classifies", {
   xs_tr <- scale(iris[idx, 1:4])
   xs_new <- scale(new, attr(xs_tr, "scaled:center"), attr(xs_tr, "scaled:scale"))
   kx <- kernel_matrix(rbf_kernel(1), xs_new, xs_tr)
-  expect_equal(z, kx %*% t(fit$U), ignore_attr = TRUE)
+  expect_equal(z, kx %*% t(fit$L), ignore_attr = TRUE)
   expect_equal(predict(fit, iris[idx, 1:4], type = "transform"), fit$embedding,
                ignore_attr = TRUE, tolerance = 1e-10)
   expect_identical(predict(fit, type = "transform"), fit$embedding)
@@ -162,7 +162,7 @@ test_that("KDNE is invariant to row order and supplied targets reproduce it", {
   fp <- kdne(d$x[p, ], d$y[p], kernel = rbf_kernel(0.5), eps = 1e-6)
   expect_equal(fp$eigenvalues, f$eigenvalues, tolerance = 1e-8)
   ft <- kdne(d$x, d$y, kernel = rbf_kernel(0.5), eps = 1e-6, targets = f$targets)
-  expect_equal(ft$U, f$U)
+  expect_equal(ft$L, f$L)
   expect_identical(ft$settings$targets, "supplied")
 })
 

@@ -18,7 +18,7 @@ test_that("plain KLMNN collapses the classes, the default does not", {
   d <- small_iris()
   plain <- kmaha(d$x, d$y, learner = "lmnn", kernel = rbf_kernel(0.5),
                  learner_args = list(lambda = 0))
-  expect_identical(ncol(plain$kpca$coords), nrow(d$x) - 1L)
+  expect_identical(ncol(plain$L), nrow(d$x) - 1L)
   # every class on one point: zero objective, no spread within the classes
   expect_lt(plain$convergence$objective, 1e-6)
   expect_lt(within_share(plain$embedding, d$y), 1e-3)
@@ -30,18 +30,18 @@ test_that("plain KLMNN collapses the classes, the default does not", {
 test_that("the default weight is lambda0 times the coordinates' total variance", {
   d <- small_iris()
   fit <- kmaha(d$x, d$y, learner = "lmnn", kernel = rbf_kernel(1))
-  expect_equal(fit$learner_fit$settings$lambda, total_variance(fit$kpca$coords))
+  expect_equal(fit$lambda, total_variance(fit_coords(fit)))
   # the user's learner_args are kept as given
   expect_null(fit$settings$learner_args$lambda)
   # an explicit lambda wins; linear LMNN is not regularized
   expect_identical(kmaha(d$x, d$y, learner = "lmnn", kernel = rbf_kernel(1),
-                         learner_args = list(lambda = 0.5))$learner_fit$settings$lambda, 0.5)
+                         learner_args = list(lambda = 0.5))$lambda, 0.5)
   expect_identical(kmaha(d$x, d$y, learner = "lmnn",
-                         kernel = "linear")$learner_fit$settings$lambda, 0)
+                         kernel = "linear")$lambda, 0)
   # a weight given as a function of the coordinates
   f <- kmaha(d$x, d$y, learner = "lmnn", kernel = rbf_kernel(1),
              learner_args = list(lambda = function(z) 2 * ncol(z)))
-  expect_identical(f$learner_fit$settings$lambda, 2 * ncol(f$kpca$coords))
+  expect_identical(f$lambda, 2 * ncol(f$L))
 })
 
 test_that("the default is scale-free", {
@@ -50,7 +50,7 @@ test_that("the default is scale-free", {
   k10 <- kernel_sum(list(rbf_kernel(0.5)), weights = 10)
   a <- kmaha(d$x, d$y, learner = "lmnn", kernel = k1)
   b <- kmaha(d$x, d$y, learner = "lmnn", kernel = k10)
-  expect_equal(b$learner_fit$settings$lambda, 10 * a$learner_fit$settings$lambda)
+  expect_equal(b$lambda, 10 * a$lambda)
   # the same problem in other units (M scales by 1/10): the same optimal
   # objective. (The optimal map need not be unique, so the fits may differ.)
   expect_equal(b$convergence$objective, a$convergence$objective, tolerance = 1e-3)

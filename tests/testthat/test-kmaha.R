@@ -50,9 +50,10 @@ test_that("rings: KDNE keeps every feature direction, i.e. the feature-space met
   kf <- kmaha(rings_tr$x, rings_tr$y, learner = "dne", kernel = poly_kernel(2),
               scale = FALSE)
   expect_identical(dim(kf$L), c(3L, 3L))
-  expect_equal(kf$L %*% t(kf$L), diag(3), tolerance = 1e-8)
-  feat <- mean(knn_classify(kf$kpca$coords, rings_tr$y,
-                            predict(kf$kpca, apply_scaling(rings_te$x, kf$prep)),
+  expect_equal(kf$L %*% t(kf$L), diag(3), tolerance = 1e-8, ignore_attr = TRUE)
+  kp <- kpca(kf$feature_map$x, kf$feature_map$kernel)
+  feat <- mean(knn_classify(kp$coords, rings_tr$y,
+                            predict(kp, apply_scaling(rings_te$x, kf$prep)),
                             k = 1)$class == rings_te$y)
   expect_equal(ring_acc(kf), feat)
   lin <- kmaha(rings_tr$x, rings_tr$y, learner = "dne", kernel = "linear")
@@ -67,7 +68,7 @@ test_that("a user-supplied learner function is kernelized with no new code", {
   expect_gte(ring_acc(kf), 0.95)
   expect_identical(kf$learner, "custom")
   # the map is the user's function applied to the KPCA coordinates
-  expect_equal(kf$L, within_whitening(kf$kpca$coords, rings_tr$y),
+  expect_equal(kf$L, within_whitening(fit_coords(kf), rings_tr$y),
                tolerance = 1e-10, ignore_attr = TRUE)
   # objects with an element L, or with a transform_matrix() method, work too
   as_list <- function(x, y, ...) list(L = within_whitening(x, y))
@@ -135,7 +136,7 @@ test_that("predict: training rows, probabilities, leave-one-out", {
   expect_equal(mean(loo == iris$Species), fit$train_accuracy)
   expect_identical(predict(fit, type = "transform"), fit$embedding)
   tm <- transform_matrix(fit)
-  expect_identical(dim(tm), c(ncol(fit$embedding), ncol(fit$kpca$coords)))
+  expect_identical(dim(tm), c(ncol(fit$embedding), ncol(fit_coords(fit))))
 })
 
 test_that("kernel choices: unweighted, aligned, cv and linear", {
@@ -143,7 +144,7 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   y <- iris$Species
   kk <- lapply(c(0.25, 1, 5), rbf_kernel)
   fu <- kmaha(x, y, learner = "dne", kernel = "unweighted", kernels = kk)
-  expect_identical(fu$kernel, kernel_sum(kk))
+  expect_identical(fu$feature_map$kernel, kernel_sum(kk))
   fa <- kmaha(x, y, learner = "dne", kernel = "aligned", kernels = kk)
   ref <- align_kernels(scale(as.matrix(x)), y, kk)
   expect_equal(fa$kernel_choice$alignment$weights, ref$weights)
@@ -155,7 +156,7 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   fc2 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
                seed = 4)
   expect_identical(fc1$kernel_choice$cv$accuracy, fc2$kernel_choice$cv$accuracy)
-  expect_identical(fc1$kernel, kk[[fc1$kernel_choice$cv$best]])
+  expect_identical(fc1$feature_map$kernel, kk[[fc1$kernel_choice$cv$best]])
   direct <- cv_kernel(scale(as.matrix(x)), y, "dne", kk, folds = 3, seed = 4)
   expect_identical(fc1$kernel_choice$cv$accuracy, direct$accuracy)
   # the built-in learner runs on the KPCA coordinates as given (scale = FALSE)
@@ -169,7 +170,7 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   # "linear" is the original learner on the standardized inputs
   lin <- kmaha(x, y, learner = "dne", kernel = "linear")
   orig <- dne(x, y)
-  expect_null(lin$kpca)
+  expect_identical(lin$feature_map$type, "identity")
   expect_equal(lin$embedding, orig$embedding, tolerance = 1e-8, ignore_attr = TRUE)
   expect_equal(transform_matrix(lin), transform_matrix(orig), tolerance = 1e-8,
                ignore_attr = TRUE)
@@ -184,7 +185,7 @@ test_that("neighbors = 'input' and 'feature' give the expected target neighbours
                 learner_args = list(k = 2))
     fi <- kmaha(x, y, learner = l, kernel = rbf_kernel(0.5), neighbors = "input",
                 learner_args = list(k = 2))
-    same_f <- target_neighbors(ff$kpca$coords, y, 2)
+    same_f <- target_neighbors(fit_coords(ff), y, 2)
     same_i <- target_neighbors(scale(as.matrix(x)), y, 2)
     got_f <- if (l == "dne") ff$targets$same else ff$targets
     got_i <- if (l == "dne") fi$targets$same else fi$targets
@@ -208,11 +209,12 @@ test_that("print, summary and plot", {
   expect_invisible(plot(fa, which = "kernel"))
   fc <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = "cv",
               kernels = lapply(c(0.5, 5), rbf_kernel), cv_folds = 2, seed = 1)
-  expect_output(print(summary(fc)), "CV accuracy of the chosen kernel")
+  expect_output(print(summary(fc)), "Candidates (cross-validated accuracy):", fixed = TRUE)
+  expect_output(print(summary(fc)), "RBF sigma = 0.5", fixed = TRUE)
   expect_invisible(plot(fc, which = "kernel"))
   fk <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = rbf_kernel(1))
   expect_error(plot(fk, which = "kernel"),
-               "`which = \"kernel\"` needs a fit whose kernel was chosen", fixed = TRUE)
+               "`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen", fixed = TRUE)
 })
 
 test_that("bad input gives clear errors", {

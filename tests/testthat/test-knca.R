@@ -40,12 +40,12 @@ test_that("kernel-trick distances equal KPCA-trick distances (representer theore
   y <- iris$Species[idx]
   # A fitted U with an RBF kernel.
   fit <- knca(x, y, kernel = rbf_kernel(0.5), dim = 3, max_iter = 40)
-  K <- kernel_matrix(rbf_kernel(0.5), fit$x)
-  expect_equal(unname(fit$embedding), unname(K %*% t(fit$U)), tolerance = 1e-12)
-  expect_representer_identity(fit$U, K, tolerance = 1e-6)
+  K <- kernel_matrix(rbf_kernel(0.5), fit$feature_map$x)
+  expect_equal(unname(fit$embedding), unname(K %*% t(fit$L)), tolerance = 1e-12)
+  expect_representer_identity(fit$L, K, tolerance = 1e-6)
   # Any U, with a rank-deficient (linear) kernel and a polynomial kernel.
   for (kern in list(linear_kernel(), poly_kernel(2, scale = 0.2, offset = 1))) {
-    Kl <- kernel_matrix(kern, fit$x)
+    Kl <- kernel_matrix(kern, fit$feature_map$x)
     U <- matrix(rnorm(3 * 40), 3, 40)
     expect_representer_identity(U, Kl, tolerance = 1e-6)
   }
@@ -82,21 +82,21 @@ test_that("knca fits, reports its objective and predicts new points", {
   fit <- knca(x, iris$Species[tr], kernel = rbf_kernel(1), lambda = 0.01)
   expect_s3_class(fit, c("kmaha_knca", "kmaha_kernel_trick"))
   expect_true(fit$convergence$converged)
-  K <- kernel_matrix(rbf_kernel(1), fit$x)
+  K <- kernel_matrix(rbf_kernel(1), fit$feature_map$x)
   expect_equal(fit$convergence$objective,
-               knca_objective_r(fit$U, K, iris$Species[tr], 0.01), tolerance = 1e-10)
+               knca_objective_r(fit$L, K, iris$Species[tr], 0.01), tolerance = 1e-10)
   expect_lt(fit$convergence$objective, fit$convergence$trace[1])
   newx <- iris[-tr, 1:4]
   z <- predict(fit, newx, type = "transform")
-  Kx <- kernel_matrix(rbf_kernel(1), apply_scaling(as.matrix(newx), fit$prep), fit$x)
-  expect_equal(unname(z), unname(Kx %*% t(fit$U)), tolerance = 1e-12)
+  Kx <- kernel_matrix(rbf_kernel(1), apply_scaling(as.matrix(newx), fit$prep), fit$feature_map$x)
+  expect_equal(unname(z), unname(Kx %*% t(fit$L)), tolerance = 1e-12)
   expect_equal(unname(predict(fit, x, type = "transform")), unname(fit$embedding),
                tolerance = 1e-10)
   acc <- mean(predict(fit, newx) == iris$Species[-tr])
   expect_gt(acc, 0.9)
   pr <- predict(fit, newx, type = "prob", k = 3)
   expect_equal(unname(rowSums(pr)), rep(1, nrow(newx)))
-  expect_output(print(fit), "kernel-trick NCA")
+  expect_output(print(fit), "KNCA by the kernel trick (NCA on kernel rows", fixed = TRUE)
   ff <- knca(Species ~ ., data = iris[tr, ], dim = 2, max_iter = 200)
   expect_equal(levels(predict(ff, iris[1:3, ])), levels(iris$Species))
 })
@@ -139,7 +139,7 @@ test_that("knca rejects bad input", {
   expect_error(knca(x, y, lambda = -0.5), "`lambda` must be non-negative, not -0.5.",
                fixed = TRUE)
   expect_error(knca(x, y, init = "pca"),
-               "`init` must be \"auto\", \"kpca\", \"random\" or a numeric dim x 30 matrix.",
+               "`init` must be \"auto\", \"kpca\", \"random\" or a numeric matrix.",
                fixed = TRUE)
   expect_error(knca(x, y, kernel = linear_kernel(), dim = 5),
                "`dim` (5) exceeds the rank of the centred Gram matrix (4); use a smaller `dim` or init = \"random\".",

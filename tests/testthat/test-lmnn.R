@@ -248,14 +248,14 @@ test_that("bad input gives clear errors", {
   expect_error(lmnn(x, y, targets = "a"),
                "`targets` must be an integer matrix", fixed = TRUE)
   expect_error(lmnn(x, y, dim = 5),
-               "`dim` (5) must not exceed the number of features (4).",
+               "`dim` (5) must not exceed the number of input columns of `x` (4).",
                fixed = TRUE)
   expect_error(lmnn(x, y, init = matrix(1, 2, 3)),
                "`init` must have 4 columns (one per feature), not 3.",
                fixed = TRUE)
   expect_error(lmnn(x, y, init = "lda"), "`init` must be \"auto\"",
                fixed = TRUE)
-  expect_error(lmnn(x, y, solver = "X"), "'arg' should be one of")
+  expect_error(lmnn(x, y, solver = "X"), "`solver` must be \"auto\", \"M\" or \"L\".", fixed = TRUE)
   expect_error(lmnn(x, y, foo = 1), "Unknown argument(s) to lmnn(): 'foo'.",
                fixed = TRUE)
   expect_error(lmnn(x, rep("a", 150)), "at least 2 classes", fixed = TRUE)

@@ -62,6 +62,6 @@ test_that("method = 'auto' uses L-BFGS up to 5000 rows and mini-batches above", 
 test_that("bad mini-batch arguments give exact errors", {
   expect_error(nca(x_mb, y_mb, batch_size = 1),
                "`batch_size` must be a single whole number >= 2.", fixed = TRUE)
-  expect_error(nca(x_mb, y_mb, method = "sgd"), "'arg' should be one of",
+  expect_error(nca(x_mb, y_mb, method = "sgd"), "`method` must be \"auto\", \"lbfgs\" or \"minibatch\".",
                fixed = TRUE)
 })

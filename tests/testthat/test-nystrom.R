@@ -141,7 +141,7 @@ test_that("kmaha() with every training point as a landmark predicts as exact kma
   ex <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10)
   ny <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10,
               landmarks = x)
-  expect_identical(ny$kpca$method, "nystrom")
+  expect_identical(ny$feature_map$type, "nystrom")
   expect_identical(ny$targets, ex$targets)
   newx <- as.matrix(iris[-idx, 1:4])
   expect_identical(predict(ny, newx), predict(ex, newx))
@@ -156,7 +156,7 @@ test_that("kmaha() with every training point as a landmark predicts as exact kma
   set.seed(9)
   f2 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 15,
               landmark_method = "kmeans++")
-  expect_identical(f1$kpca$landmark_index, f2$kpca$landmark_index)
+  expect_identical(f1$feature_map$landmark_index, f2$feature_map$landmark_index)
   expect_identical(f1$settings$landmarks, 15L)
   expect_gt(mean(predict(f1, newx) == iris$Species[-idx]), 0.8)
   expect_error(kmaha(x, y, kernel = rbf_kernel(1), landmarks = x[, 1:2]),

@@ -1,0 +1,421 @@
+# Learners: their options checked once (learner_spec()), and one internal
+# fitter per learner (fit_map()).  A fitter takes already-checked
+# coordinates z (n x r: standardized inputs, KPCA coordinates or kernel
+# rows), labels, target neighbours, the call's context and the options, and
+# returns the map (d x r) and a convergence record; nothing else.  The
+# public nca(), lmnn(), dne(), knca(), klmnn(), kdne(), kmaha(), the
+# cross-validation folds, the caret/tidymodels/mlr3 adapters and
+# reproduce_paper() all fit through fit_map(), by way of fit_pipeline()
+# (R/pipeline.R).
+
+# The built-in learners: the public function whose arguments are the
+# options, and the label printed.
+learner_table <- list(
+  nca = list(label = "NCA", fun = "nca.default"),
+  lmnn = list(label = "LMNN", fun = "lmnn.default"),
+  dne = list(label = "DNE", fun = "dne.default"),
+  knca = list(label = "KNCA", fun = "knca.default"),
+  klmnn = list(label = "KLMNN", fun = "klmnn.default"),
+  kdne = list(label = "KDNE", fun = "kdne.default"))
+
+learner_label <- function(method) {
+  learner_table[[method]]$label %||% toupper(method)
+}
+
+# The options a built-in learner takes through `learner_args` (the formals
+# of its public function, less the data and what the pipeline supplies).
+learner_option_names <- function(name) {
+  setdiff(names(formals(get(learner_table[[name]]$fun))),
+          c("x", "y", "...", "scale", "kernel"))
+}
+
+# A learner specification: `learner` is a built-in name or a function;
+# `args` the options as the user gave them (kmaha()'s `learner_args`, or a
+# public learner's arguments).  `argname` renders an option's name in
+# messages (e.g. "learner_args$dim" for kmaha(), "dim" for nca()).  Every
+# option is checked here, before any work.
+learner_spec <- function(learner, args = list(),
+                         argname = function(a) paste0("learner_args$", a)) {
+  if (is.function(learner)) {
+    spec <- list(name = "custom", label = "custom learner", fun = learner,
+                 builtin = FALSE, args = args)
+    check_learner_signature(spec, args)
+    spec$wants_targets <- "targets" %in% names(formals(learner)) && is.null(args$targets)
+    spec$target_k <- if (spec$wants_targets) check_count(args$k %||% 3L, argname("k"))
+    spec$argname <- argname
+    return(spec)
+  }
+  if (!is.character(learner) || length(learner) != 1L || is.na(learner)) {
+    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map.")
+  }
+  name <- tolower(learner)
+  if (!name %in% c("nca", "lmnn", "dne")) {
+    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map, not %s.",
+          dQuote(learner, FALSE))
+  }
+  builtin_spec(name, args, argname)
+}
+
+# The spec of a built-in learner (also the kernel-trick ones): unknown
+# options are an error naming them and the options the learner takes.
+builtin_spec <- function(name, args, argname = function(a) a) {
+  known <- learner_option_names(name)
+  unknown <- setdiff(names(args), known)
+  if (length(unknown)) {
+    stopf("%s takes no option(s) %s; it takes %s.", sub("\\.default$", "()", learner_table[[name]]$fun),
+          paste(sQuote(vapply(unknown, argname, ""), FALSE), collapse = ", "),
+          paste(known, collapse = ", "))
+  }
+  opts <- switch(name,
+    nca = , knca = nca_opts(args, argname, kernel_trick = name == "knca"),
+    lmnn = , klmnn = lmnn_opts(args, argname, kernel_trick = name == "klmnn"),
+    dne = dne_opts(args, argname),
+    kdne = kdne_opts(args, argname))
+  spec <- list(name = name, label = learner_label(name), builtin = TRUE,
+               opts = opts, args = args)
+  spec$wants_targets <- name %in% c("lmnn", "dne", "klmnn", "kdne") && is.null(opts$targets)
+  spec$target_k <- opts$k
+  spec$argname <- argname
+  spec
+}
+
+# --------------------------------------------------------------------------
+# Options of each learner, with the defaults of its public function.
+
+learner_default <- function(name, arg) {
+  eval(formals(get(learner_table[[name]]$fun))[[arg]])
+}
+
+opt_dim <- function(dim, argname) {
+  if (is.null(dim)) NULL else check_count(dim, argname("dim"))
+}
+
+nca_opts <- function(args, argname, kernel_trick = FALSE) {
+  name <- if (kernel_trick) "knca" else "nca"
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(name, a)
+  init <- get_arg("init")
+  choices <- if (kernel_trick) c("auto", "kpca", "random") else c("auto", "identity", "pca", "random")
+  if (!(is.numeric(init) && is.matrix(init)) &&
+      !(is.character(init) && length(init) == 1L && !is.na(init) && init %in% choices)) {
+    stopf("`%s` must be %s or a numeric matrix.", argname("init"),
+          paste(dQuote(choices, FALSE), collapse = ", "))
+  }
+  opts <- list(dim = opt_dim(get_arg("dim"), argname), init = init,
+               lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
+               max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
+               tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
+               verbose = check_flag(get_arg("verbose"), argname("verbose")),
+               num_threads = if (!is.null(args$num_threads))
+                 check_count(args$num_threads, argname("num_threads")))
+  if (!kernel_trick) {
+    method <- get_arg("method")
+    if (length(method) > 1L) method <- method[1]
+    if (!is.character(method) || is.na(method) ||
+        !method %in% c("auto", "lbfgs", "minibatch")) {
+      stopf("`%s` must be \"auto\", \"lbfgs\" or \"minibatch\".", argname("method"))
+    }
+    opts$method <- method
+    opts$batch_size <- check_count(get_arg("batch_size"), argname("batch_size"), lower = 2L)
+  }
+  opts
+}
+
+lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
+  name <- if (kernel_trick) "klmnn" else "lmnn"
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(name, a)
+  mu <- check_number(get_arg("mu"), argname("mu"))
+  if (mu <= 0 || mu >= 1) {
+    stopf("`%s` must lie strictly between 0 and 1, not %s.", argname("mu"), format(mu))
+  }
+  lambda <- get_arg("lambda")
+  if (!is.function(lambda) && !is.null(lambda)) {
+    lambda <- check_number(lambda, argname("lambda"), nonneg = TRUE)
+  }
+  init <- get_arg("init")
+  choices <- if (kernel_trick) c("auto", "kpca", "random") else c("auto", "identity", "pca", "random")
+  if (!(is.numeric(init) && is.matrix(init)) &&
+      !(is.character(init) && length(init) == 1L && !is.na(init) && init %in% choices)) {
+    stopf("`%s` must be %s or a numeric matrix.", argname("init"),
+          paste(dQuote(choices, FALSE), collapse = ", "))
+  }
+  if (is.matrix(init) && (anyNA(init) || any(!is.finite(init)))) {
+    stopf("`%s` must not contain missing or infinite values.", argname("init"))
+  }
+  solver <- if ("solver" %in% names(args)) args$solver else
+    learner_default(name, "solver") %||% "auto"
+  if (length(solver) > 1L) solver <- solver[1]
+  if (!is.character(solver) || is.na(solver) || !solver %in% c("auto", "M", "L")) {
+    stopf("`%s` must be \"auto\", \"M\" or \"L\".", argname("solver"))
+  }
+  targets <- args$targets
+  list(k = check_count(if (!is.null(targets) && !"k" %in% names(args)) 
+                         max(ncol(as.matrix(targets)), 1L) else get_arg("k"), argname("k")),
+       k_given = "k" %in% names(args),
+       dim = opt_dim(get_arg("dim"), argname), mu = mu, lambda = lambda,
+       init = init, max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
+       tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
+       solver = if (solver == "auto") "L" else solver,
+       verbose = check_flag(get_arg("verbose"), argname("verbose")),
+       num_threads = if (!is.null(args$num_threads))
+         check_count(args$num_threads, argname("num_threads")),
+       targets = targets)
+}
+
+dne_opts <- function(args, argname) {
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default("dne", a)
+  list(k = check_count(get_arg("k"), argname("k")),
+       dim = opt_dim(get_arg("dim"), argname),
+       lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
+       targets = args$targets)
+}
+
+kdne_opts <- function(args, argname) {
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default("kdne", a)
+  list(k = check_count(get_arg("k"), argname("k")),
+       dim = opt_dim(get_arg("dim"), argname),
+       eps = check_number(get_arg("eps"), argname("eps"), nonneg = TRUE),
+       targets = args$targets)
+}
+
+# A learner function must take the coordinates and the labels as its first
+# two arguments, and every name in `learner_args` (and `targets`, which the
+# pipeline may add, only when it declares it).  Checked before any work, so
+# a wrong signature is reported plainly, without the data.
+check_learner_signature <- function(spec, learner_args) {
+  nm <- names(formals(spec$fun) %||% formals(args(spec$fun)))
+  has_dots <- "..." %in% nm
+  shown <- if (length(nm)) paste(nm, collapse = ", ") else "none"
+  if (!has_dots && length(nm) < 2L) {
+    stopf("`learner` must be a function f(x, y, ...) taking the coordinates and the class labels as its first two arguments (plus the names in `learner_args`) and returning a d x D map; this one takes (%s).",
+          shown)
+  }
+  extra <- setdiff(names(learner_args), nm)
+  if (length(extra) && !has_dots) {
+    stopf("`learner_args` sets %s, but `learner` takes only (%s); add the argument(s) or `...` to the function, or remove them from `learner_args`.",
+          paste(sQuote(extra, FALSE), collapse = ", "), shown)
+  }
+  invisible(spec)
+}
+
+check_learner_args <- function(learner_args) {
+  if (!is.list(learner_args) || (length(learner_args) &&
+      (is.null(names(learner_args)) || any(!nzchar(names(learner_args)))))) {
+    stopf("`learner_args` must be a named list of learner arguments, e.g. list(lambda = 0.1).")
+  }
+  reserved <- intersect(names(learner_args), c("x", "y", "scale"))
+  if (length(reserved)) {
+    stopf("`learner_args` must not set %s: kmaha() supplies it.",
+          paste(sQuote(reserved, FALSE), collapse = ", "))
+  }
+  learner_args
+}
+
+# --------------------------------------------------------------------------
+# Target neighbours.
+
+# The neighbours a learner needs, found on `src` (coordinates, or a Gram
+# matrix when gram = TRUE): NULL for NCA; the k nearest same-class rows for
+# LMNN and learner functions with a `targets` argument; list(same, other)
+# for DNE.  Targets given in the options are checked and used instead.
+find_targets <- function(spec, src, y, ctx, gram = FALSE) {
+  o <- spec$opts
+  if (!is.null(o$targets)) {
+    arg <- spec$argname("targets")
+    if (spec$name %in% c("dne", "kdne")) return(check_dne_targets(o$targets, y, arg))
+    return(check_neighbor_matrix(o$targets, y, arg, same = TRUE,
+                                 k = if (isTRUE(o$k_given)) o$k, require_any = TRUE))
+  }
+  if (!isTRUE(spec$wants_targets)) return(NULL)
+  k <- spec$target_k
+  yi <- as.integer(y)
+  if (spec$name %in% c("dne", "kdne")) return(core_dne_neighbors(src, yi, k, gram, ctx))
+  if (gram) return(core_dne_neighbors(src, yi, k, TRUE, ctx)$same)
+  core_class_neighbors(src, yi, k, TRUE, ctx)
+}
+
+# --------------------------------------------------------------------------
+# The fitters.
+
+# Fit the learner of `spec` on coordinates z (n x r) and labels y (a factor
+# without empty levels).  `targets` from find_targets(); `reg` the kernel
+# trick's Gram matrix (the regulariser trace(U K U') and, for KDNE, the
+# constraint); `coords` describes z for messages ("4 standardized input
+# columns", "149 KPCA components", "60 kernel rows").  Returns list(map,
+# convergence, details).
+fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL) {
+  coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
+  check_map_dim(spec, ncol(z), coords)
+  o <- spec$opts
+  if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
+  switch(spec$name,
+    nca = fit_nca_map(o, z, y, ctx),
+    knca = fit_nca_map(o, z, y, ctx, reg = reg),
+    lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
+    klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg),
+    dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L),
+    kdne = fit_kdne_map(o, reg, y, targets, ctx),
+    custom = fit_custom_map(spec, z, y, targets))
+}
+
+# NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
+fit_nca_map <- function(o, z, y, ctx, reg = NULL) {
+  fun <- if (is.null(reg)) "nca" else "knca"
+  check_class_sizes(y)
+  if (is.null(reg)) {
+    dim <- o$dim %||% ncol(z)
+    start <- nca_init(o$init, z, dim)
+  } else {
+    start <- knca_init(o$init, reg, o$dim)
+    start <- list(A = start$U, label = start$label)
+  }
+  method <- o$method %||% "lbfgs"
+  if (method == "auto") method <- if (nrow(z) > nca_minibatch_min_n) "minibatch" else "lbfgs"
+  res <- if (method == "minibatch") {
+    nca_run_minibatch(z, y, start$A, o, min(o$batch_size, nrow(z)), ctx)
+  } else {
+    nca_run(fun, z, y, start, reg, o, ctx)
+  }
+  list(map = res$map, convergence = nca_convergence(res),
+       details = list(init = start$label, method = method,
+                      batch_size = if (method == "minibatch") min(o$batch_size, nrow(z))))
+}
+
+# LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).
+fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE) {
+  D <- ncol(z)
+  lambda <- o$lambda
+  if (is.function(lambda)) lambda <- lambda(z)
+  if (is.null(lambda)) lambda <- if (is.null(reg)) 0 else klmnn_lambda_gram(reg)
+  init_mat <- if (is.matrix(o$init)) o$init
+  dim <- o$dim %||% if (!is.null(init_mat)) nrow(init_mat) else D
+  if (!is.null(init_mat)) {
+    if (ncol(init_mat) != D) {
+      stopf("`init` must have %d columns (one per feature), not %d.", D, ncol(init_mat))
+    }
+    if (nrow(init_mat) != dim) {
+      stopf("`init` has %d rows but `dim` is %d; they must match.", nrow(init_mat), dim)
+    }
+  }
+  if (is.null(reg)) {
+    L0 <- lmnn_init(o$init, init_mat, z, dim)
+  } else {
+    L0 <- if (!is.null(init_mat)) unname(init_mat) else knca_init(o$init, reg, o$dim)$U
+    dim <- nrow(L0)
+  }
+  zz <- z
+  dimnames(zz) <- NULL
+  res <- core_lmnn_fit(zz, as.integer(y), targets, L0, o$mu, lambda, o$max_iter,
+                       o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg)
+  L <- res$L
+  if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
+  fun <- if (is.null(reg)) "lmnn" else "klmnn"
+  if (!res$converged) {
+    warnf("%s() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+          fun, res$message, as.integer(res$iterations),
+          if (o$solver == "M") "iterations" else "evaluations")
+  }
+  list(map = L,
+       convergence = list(iterations = as.integer(res$iterations),
+                          objective = res$objective, trace = res$trace,
+                          converged = res$converged, message = res$message),
+       details = list(lambda = lambda, solver = o$solver,
+                      impostors = res$active_pairs,
+                      active_triples = res$active_triples,
+                      M = if (is.null(reg) && store_metric) res$M))
+}
+
+fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE) {
+  res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx)
+  obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  list(map = res$A,
+       convergence = list(
+         iterations = 1L, objective = obj, trace = obj, converged = TRUE,
+         message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s; %d negative; graph with %d edges",
+                           res$dim, if (o$lambda > 0) " + lambda I" else "",
+                           res$n_negative, res$n_edges)),
+       details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+                      dim_rule = if (is.null(o$dim)) "negative eigenvalues" else "given",
+                      scatter = if (store_scatter) res$scatter))
+}
+
+# KDNE: the generalized eigenproblem on the Gram matrix K.
+fit_kdne_map <- function(o, K, y, targets, ctx) {
+  res <- tryCatch(
+    core_kdne_fit(K, targets$same, targets$other, o$dim %||% 0L, o$eps, ctx),
+    kmaha_singular_error = function(e) {
+      stopf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
+            format(o$eps))
+    })
+  obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  list(map = res$U,
+       convergence = list(
+         iterations = 1L, objective = obj, trace = obj, converged = TRUE,
+         message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative",
+                           res$dim, nrow(K), res$n_negative)),
+       details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+                      eps = o$eps,
+                      dim_rule = if (is.null(o$dim)) "negative eigenvalues" else "given"))
+}
+
+# `dim` must not exceed the number of coordinates the learner receives
+# (`coords` says what they are).
+check_map_dim <- function(spec, r, coords) {
+  dim <- spec$opts$dim
+  if (is.null(dim) || !spec$builtin || dim <= r ||
+      spec$name %in% c("knca", "klmnn", "kdne")) return(invisible(NULL))
+  if (isTRUE(spec$public)) {
+    stopf("`dim` (%d) must not exceed the number of input columns of `x` (%d).", dim, r)
+  }
+  stopf("`%s` (%d) must not exceed the number of coordinates the learner receives: %s%s.",
+        spec$argname("dim"), dim, coords,
+        if (grepl("KPCA", coords, fixed = TRUE))
+          " (keep more with a smaller `tol` or a larger `rank`, or lower `dim`)" else "")
+}
+
+# The spec of a public learner function (nca(), lmnn(), ...): options named
+# as its arguments.
+public_spec <- function(name, args) {
+  spec <- builtin_spec(name, args, function(a) a)
+  spec$public <- TRUE
+  spec
+}
+
+# A learner function: called with the coordinates, the labels, `targets`
+# when it takes them, and its options; its map extracted.
+fit_custom_map <- function(spec, z, y, targets) {
+  args <- spec$args
+  if (!is.null(targets)) args$targets <- targets
+  # A weight given as a function of the coordinates is evaluated on them.
+  if (is.function(args$lambda)) args$lambda <- args$lambda(z)
+  # Called with symbols, not values, so an error message never prints the data.
+  fun <- spec$fun
+  obj <- eval(as.call(c(list(quote(fun), quote(z), quote(y)),
+                        lapply(stats::setNames(nm = names(args)),
+                               function(a) call("[[", quote(args), a)))))
+  list(map = extract_map(obj, ncol(z)),
+       convergence = if (is.list(obj)) obj$convergence, details = list())
+}
+
+# The d x D map of a learner function's result.
+extract_map <- function(obj, D) {
+  A <- if (is.matrix(obj) && is.numeric(obj)) {
+    obj
+  } else if (inherits(obj, "kmaha_model")) {
+    transform_matrix(obj)
+  } else if (is.list(obj) && is.matrix(obj$L)) {
+    obj$L
+  } else {
+    tryCatch(transform_matrix(obj), error = function(e) NULL)
+  }
+  if (is.null(A) || !is.numeric(A) || !is.matrix(A)) {
+    stopf("The learner must return a numeric d x %d map matrix, or an object with one (element `L` or a transform_matrix() method).", D)
+  }
+  if (ncol(A) != D) {
+    stopf("The learner returned a map with %d columns, but its input has %d.",
+          ncol(A), D)
+  }
+  if (any(!is.finite(A))) stopf("The learner returned a map with non-finite entries.")
+  storage.mode(A) <- "double"
+  dimnames(A) <- NULL
+  A
+}

@@ -1,0 +1,542 @@
+# Methods of the one model object ("kmaha_model"): predict, print, summary,
+# plot, and the lm-like accessors coef, fitted, nobs, formula, terms,
+# model.frame (update() works through the stored call).
+
+#' Fitted kmaha models
+#'
+#' Every fitting function of the package — [nca()], [lmnn()], [dne()],
+#' [knca()], [klmnn()], [kdne()] and [kmaha()] — returns the same kind of
+#' object, a list of class `"kmaha_model"` (with subclasses naming the
+#' learner and how the kernel enters: `"kmaha_linear"` for a metric on the
+#' inputs, `"kmaha_kpca_trick"` for [kmaha()] with a kernel,
+#' `"kmaha_kernel_trick"` for the kernel-trick learners). It is a pipeline
+#' of stages, each a plain list of matrices (so it survives [saveRDS()]):
+#'
+#' * `prep`: the input scaling (`center`, `scale`), or `NULL`;
+#' * `feature_map`: `type` `"identity"` (the scaled inputs), `"kpca"`
+#'   (exact kernel PCA: the `kernel`, the scaled training inputs `x`, the
+#'   `projection`, `col_means`, `grand_mean`, `eigenvalues`, `trace`),
+#'   `"nystrom"` (Nystrom KPCA: `landmarks` instead of `x`) or
+#'   `"kernel_rows"` (the kernel trick: the `kernel` and `x`; the
+#'   coordinates of a point are its kernel values against the training
+#'   points);
+#' * `L`: the learned linear map (d x r) on those coordinates;
+#' * `embedding`: the training points in the learned space (the reference
+#'   set of the kNN classifier), `y` their labels and `k` the number of
+#'   neighbours;
+#' * small diagnostics: `learner`, `learner_label`, `targets` (target
+#'   neighbours used, if any), `convergence`, `details` (learner-specific:
+#'   eigenvalues for DNE, impostor counts for LMNN, ...), `train_accuracy`,
+#'   `kernel_choice` ([kmaha()]), `settings`, `call`, and for formula fits
+#'   `terms`, `xlevels`, `contrasts` and `na.action`.
+#'
+#' The methods are those of [stats::lm()]: [predict()][predict.kmaha_model],
+#' `print()`, `summary()`, `plot()`, `coef()` (the map `L`), `fitted()`
+#' (leave-one-out predictions for the training rows), `nobs()`, `formula()`,
+#' `terms()` and `model.frame()` (formula fits), and [stats::update()],
+#' which refits from the stored call with changed arguments.
+#'
+#' @param object,x A fitted model.
+#' @param type For `fitted()`: `"class"`, `"prob"` or `"transform"`, as for
+#'   [predict.kmaha_model()] without `newdata`.
+#' @param which For `plot()`: `"embedding"` (the training points in two
+#'   learned coordinates) or `"kernel"` (how the kernel was chosen: the CV
+#'   curve or the alignment weights, for [kmaha()] fits).
+#' @param dims The two learned coordinates drawn.
+#' @param col Colours, one per class.
+#' @param legend For `plot()`: draw a legend of the classes in the right
+#'   margin (widened for it, so it never covers a point; several columns
+#'   for many classes).
+#' @param ... Unused, except by `plot()` (passed to the plotting function).
+#' @return `coef()`: the d x r map; `fitted()`: as [predict.kmaha_model()];
+#'   `nobs()`: the number of training rows; `formula()`, `terms()`,
+#'   `model.frame()`: as for `lm`; `summary()`: an object with a `print()`
+#'   method; `print()` and `plot()`: `x`, invisibly.
+#' @examples
+#' fit <- nca(Species ~ ., data = iris, max_iter = 50)
+#' coef(fit)
+#' nobs(fit)
+#' formula(fit)
+#' head(fitted(fit))
+#' summary(fit)
+#' fit2 <- update(fit, dim = 2)
+#' dim(coef(fit2))
+#' @name kmaha-model
+NULL
+
+#' Predict with a learned metric
+#'
+#' Maps new points through the fitted stages — the training scaling, the
+#' feature map (none, exact or Nystrom KPCA, or the kernel rows of the
+#' kernel trick) and the learned linear map — (`type = "transform"`), and
+#' classifies them by k nearest neighbours among the training points in
+#' that space (`"class"`, `"prob"`: the fraction of the `k` neighbour votes
+#' per class; see [knn_classify()] for the tie rule). With `k = 1` the
+#' probabilities are only 0 or 1 (the single neighbour's class); use a
+#' larger `k` for graded vote fractions.
+#'
+#' **New data.** Columns are matched by name when the model was trained on
+#' named columns (reordered columns work; a `newdata` without column names is
+#' an error, since its columns could not be matched), by position otherwise;
+#' for formula fits the model frame is rebuilt with the training terms and
+#' factor levels. A row with a missing value gives `NA` (a row of `NA`s for
+#' `"prob"` and `"transform"`), as [stats::predict.lm()] does with
+#' `na.action = na.pass`; a `newdata` with no rows gives a result of length
+#' 0. A column that is present but of the wrong type (e.g. numbers read as
+#' text) is an error that says so.
+#'
+#' **Classes.** Predictions are factors with the levels of the training
+#' labels, including levels that had no training rows (the fit warns about
+#' them); such levels get probability 0.
+#'
+#' **No `newdata`.** The training embedding (`"transform"`) or leave-one-out
+#' predictions on the training rows; for a formula fit with
+#' `na.action = na.exclude`, padded with `NA` for the rows left out, as
+#' [stats::fitted()] does for `lm`.
+#'
+#' @param object A fitted model (see [kmaha-model]).
+#' @param newdata New observations: a data frame for models fitted with a
+#'   formula, otherwise a matrix or data frame with the training columns.
+#' @param type `"class"`, `"prob"` or `"transform"`.
+#' @param k Number of neighbours for `"class"` and `"prob"`; the fit's `k` by
+#'   default (1 for the learners, `k` of [kmaha()]).
+#' @param ... Must be empty: a misspelt argument is an error.
+#' @return A factor (`"class"`), a matrix of class-vote fractions
+#'   (`"prob"`, one column per training level), or a matrix of coordinates
+#'   (`"transform"`), with one element or row per row of `newdata`.
+#' @examples
+#' fit <- nca(Species ~ ., data = iris, max_iter = 50)
+#' predict(fit, iris[c(1, 51, 101), ])
+#' predict(fit, iris[c(1, 51, 101), ], type = "transform")
+#' predict(fit, iris[c(1, 51, 101), ], type = "prob", k = 5)
+#' kfit <- kmaha(Species ~ ., data = iris, learner = "dne",
+#'               kernel = rbf_kernel(1))
+#' predict(kfit, iris[c(1, 51, 101), ])
+#' @export
+predict.kmaha_model <- function(object, newdata = NULL,
+                                type = c("class", "prob", "transform"),
+                                k = object$k, ...) {
+  check_dots_empty("predict()", ...,
+                   hint = "predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\") and `k`.")
+  type <- match_type(type)
+  k <- check_count(k, "k")
+  ctx <- kmaha_context()
+  if (is.null(newdata)) {
+    if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
+    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE,
+                    ctx = ctx)
+    out <- if (type == "class") res$class else res$prob
+    return(stats::napredict(object$na.action, out))
+  }
+  check_knn_k(k, nrow(object$embedding))
+  x <- newdata_matrix(object, newdata, object$n_features)
+  ok <- rowSums(is.na(x)) == 0L
+  z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
+              dimnames = list(rownames(x), colnames(object$embedding)))
+  if (any(ok)) z[ok, ] <- model_transform(object, x[ok, , drop = FALSE], ctx)
+  if (type == "transform") return(z)
+  res <- knn_predict(object$embedding, object$y, z, k, ctx)
+  if (type == "class") res$class else res$prob
+}
+
+# `type` of predict(): one of the three, with a message naming them.
+match_type <- function(type) {
+  opts <- c("class", "prob", "transform")
+  if (identical(type, opts)) return("class")
+  if (!is.character(type) || length(type) != 1L || is.na(type) || !type %in% opts) {
+    stopf("`type` must be one of \"class\", \"prob\" or \"transform\", not %s.",
+          if (is.character(type) && length(type) == 1L) dQuote(type, FALSE) else deparse1(type))
+  }
+  type
+}
+
+#' @rdname kmaha-model
+#' @export
+coef.kmaha_model <- function(object, ...) object$L
+
+#' @rdname kmaha-model
+#' @export
+fitted.kmaha_model <- function(object, type = c("class", "prob", "transform"), ...) {
+  check_dots_empty("fitted()", ...)
+  stats::predict(object, NULL, type = match_type(type))
+}
+
+#' @rdname kmaha-model
+#' @export
+nobs.kmaha_model <- function(object, ...) length(object$y)
+
+#' @rdname kmaha-model
+#' @export
+formula.kmaha_model <- function(x, ...) {
+  if (is.null(x$terms)) {
+    stopf("This model was fitted from a matrix, not a formula: it has no formula.")
+  }
+  stats::formula(x$terms)
+}
+
+#' @rdname kmaha-model
+#' @export
+terms.kmaha_model <- function(x, ...) {
+  if (is.null(x$terms)) {
+    stopf("This model was fitted from a matrix, not a formula: it has no terms.")
+  }
+  x$terms
+}
+
+#' @rdname kmaha-model
+#' @export
+model.frame.kmaha_model <- function(formula, ...) {
+  object <- formula
+  if (is.null(object$terms)) {
+    stopf("This model was fitted from a matrix, not a formula: it has no model frame.")
+  }
+  cl <- object$call
+  m <- match(c("formula", "data", "subset", "na.action"), names(cl), 0L)
+  mf <- cl[c(1L, m)]
+  mf$drop.unused.levels <- FALSE
+  mf[[1L]] <- quote(stats::model.frame)
+  if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)
+  env <- environment(object$terms) %||% parent.frame()
+  eval(mf, env)
+}
+
+# The call stored in a model names the generic the user called (through
+# kmaha::, so update() works whether or not the package is attached).
+model_call <- function(call, generic) {
+  call[[1L]] <- call("::", quote(kmaha), as.name(generic))
+  call
+}
+
+# --------------------------------------------------------------------------
+# Words for print() and summary().
+
+# "NCA", "KNCA" (kernel trick or KPCA trick), "custom learner", ...
+model_label <- function(x) {
+  lab <- x$learner_label %||% learner_label(x$learner)
+  if (identical(x$learner, "custom")) {
+    return(if (x$feature_map$type == "identity") "custom learner" else "kernelized custom learner")
+  }
+  if (x$feature_map$type %in% c("kpca", "nystrom") && !startsWith(lab, "K")) lab <- paste0("K", lab)
+  lab
+}
+
+# The learner without the kernel prefix ("NCA" for KNCA).
+base_label <- function(x) {
+  if (identical(x$learner, "custom")) return("custom learner")
+  learner_label(sub("^k", "", x$learner))
+}
+
+# The first line of print() and summary(): what was fitted, in words.
+model_title <- function(x) {
+  fm <- x$feature_map
+  inputs <- if (is.null(x$prep)) "inputs as given" else
+    if (all(x$prep$scale == 1)) "centred inputs" else "standardized inputs"
+  switch(fm$type,
+    identity = sprintf("%s: a linear Mahalanobis metric on the %s", model_label(x), inputs),
+    kpca = sprintf("%s by the KPCA trick (%s on kernel PCA coordinates)",
+                   model_label(x), base_label(x)),
+    nystrom = sprintf("%s by the KPCA trick (%s on Nystrom KPCA coordinates, %d landmarks)",
+                      model_label(x), base_label(x), nrow(fm$landmarks)),
+    kernel_rows = sprintf("%s by the kernel trick (%s on kernel rows, A = U Phi')",
+                          model_label(x), base_label(x)))
+}
+
+# The kernel in words, or NULL for a linear model.
+model_kernel_label <- function(x) {
+  fm <- x$feature_map
+  if (fm$type == "identity") {
+    ch <- x$kernel_choice
+    if (!is.null(ch) && ch$type == "auto") {
+      return(sprintf("none: the linear learner, chosen by %d-fold CV (%s)",
+                     ncol(ch$cv$accuracy), ch$cv$reason))
+    }
+    return(NULL)
+  }
+  ch <- x$kernel_choice
+  if (is.null(ch)) return(format(fm$kernel))
+  switch(ch$type,
+    kernel = format(fm$kernel),
+    cv = sprintf("chosen by %d-fold CV: %s", ncol(ch$cv$accuracy), format(fm$kernel)),
+    auto = sprintf("%s, chosen by %d-fold CV (%s)", ch$cv$curve$label[ch$cv$best],
+                   ncol(ch$cv$accuracy), ch$cv$reason),
+    align = sprintf("aligned (QP), alignment %.3f", ch$alignment$alignment),
+    align_lp = sprintf("aligned (LP), alignment %.3f", ch$alignment$alignment),
+    unweighted = sprintf("unweighted sum of %d kernels", length(fm$kernel$kernels)),
+    format(fm$kernel))
+}
+
+# The coordinates the learner received, in words.
+model_coords_label <- function(x) {
+  fm <- x$feature_map
+  r <- ncol(x$L)
+  switch(fm$type,
+    identity = sprintf("%d input column%s", r, if (r == 1L) "" else "s"),
+    kpca = , nystrom = sprintf("%d KPCA component%s", r, if (r == 1L) "" else "s"),
+    kernel_rows = sprintf("%d kernel rows", r))
+}
+
+# The optimizer's outcome in words; NULL when unknown.
+convergence_words <- function(method, cv, in_print = TRUE) {
+  if (is.null(cv) || is.null(cv$iterations)) return(NULL)
+  if (method %in% c("dne", "kdne")) {
+    return("solved exactly by an eigen-decomposition (no iterations)")
+  }
+  unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
+  if (isTRUE(cv$converged)) {
+    sprintf("converged after %d %s%s", as.integer(cv$iterations), unit,
+            if (!is.null(cv$stop) && !in_print) sprintf(" (stopped by the %s rule)", cv$stop) else "")
+  } else {
+    sprintf("stopped after %d %s before converging (%sraise `max_iter`%s)",
+            as.integer(cv$iterations), unit,
+            if (!is.null(cv$stop)) paste0(cv$stop, "; ") else "",
+            if (in_print) "; see summary()" else "")
+  }
+}
+
+# What the objective value measures, per learner (short for print(), long
+# for summary()); NULL for custom learners.
+objective_meaning <- function(method, short = TRUE) {
+  if (short) {
+    return(switch(method,
+      nca = , knca = "minus the expected number of points classified correctly",
+      lmnn = , klmnn = "target-neighbour distances + impostor hinge losses",
+      dne = , kdne = "same-class minus other-class neighbour distances",
+      NULL))
+  }
+  switch(method,
+    nca = "minus the expected number of training points that a stochastic nearest-neighbour rule classifies correctly, plus lambda * ||A||^2; lower is better",
+    knca = "minus the expected number of training points that a stochastic nearest-neighbour rule classifies correctly, plus lambda * trace(U K U'); lower is better",
+    lmnn = "(1 - mu) * squared distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(M); lower is better",
+    klmnn = "(1 - mu) * squared feature-space distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(U K U'); lower is better",
+    dne = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
+    kdne = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
+    NULL)
+}
+
+# The training accuracy is optimistic: the metric was learned on the very
+# points it is measured on.  print() says so briefly, summary() in full.
+accuracy_words <- function(k, accuracy, short = TRUE) {
+  if (short) {
+    return(sprintf("training accuracy: %.3f (leave-one-out %d-NN on the training points: optimistic)",
+                   accuracy, as.integer(k)))
+  }
+  sprintf("Training accuracy: %.3f\n  (leave-one-out %d-NN on the points the metric was learned from: optimistic,\n  not an estimate of the accuracy on new data; use held-out data for that)",
+          accuracy, as.integer(k))
+}
+
+# Why a map has fewer rows than the `dim` asked for (LMNN keeps only the
+# non-negligible eigenvalues of M), or NULL.
+map_rank_note <- function(map, settings) {
+  d <- settings$learner_args$dim %||% settings$dim
+  if (is.null(d) || !is.numeric(d) || nrow(map) >= d) return(NULL)
+  sprintf("rank %d: the learned metric has %d negligible eigenvalue(s), so the map has fewer rows than `dim` = %d",
+          nrow(map), as.integer(d) - nrow(map), as.integer(d))
+}
+
+#' @export
+print.kmaha_model <- function(x, ...) {
+  cat(sprintf("<kmaha %s> %s\n", model_label(x), model_title(x)))
+  kl <- model_kernel_label(x)
+  if (!is.null(kl)) cat("  kernel: ", kl, "\n", sep = "")
+  cat(sprintf("  %d training points, %d inputs, %d classes; map: %d x %d on the %s\n",
+              length(x$y), x$n_features, nlevels(x$y), nrow(x$L), ncol(x$L),
+              model_coords_label(x)))
+  note <- map_rank_note(x$L, x$settings)
+  if (!is.null(note)) cat("  (", note, ")\n", sep = "")
+  method <- if (identical(x$learner, "custom")) "custom" else x$learner
+  words <- convergence_words(method, x$convergence)
+  if (!is.null(words)) cat("  optimizer: ", words, "\n", sep = "")
+  if (!is.null(x$convergence$objective)) {
+    meaning <- objective_meaning(method)
+    cat(sprintf("  objective: %.6g", x$convergence$objective),
+        if (!is.null(meaning)) paste0(" (", meaning, ")"), "\n", sep = "")
+  }
+  cat("  ", accuracy_words(x$k, x$train_accuracy), "\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname kmaha-model
+#' @export
+summary.kmaha_model <- function(object, ...) {
+  method <- if (identical(object$learner, "custom")) "custom" else object$learner
+  cv <- object$convergence
+  ch <- object$kernel_choice
+  fm <- object$feature_map
+  set <- object$settings
+  set <- set[!vapply(set, function(v) is.null(v) || is.list(v) || length(v) != 1L, NA)]
+  out <- list(
+    title = model_title(object), label = model_label(object),
+    kernel = model_kernel_label(object),
+    choice = if (!is.null(ch)) ch$type,
+    candidates = if (!is.null(ch$cv)) summary(ch$cv)$table,
+    alignment = if (!is.null(ch$alignment)) summary(ch$alignment)$kernels,
+    n = length(object$y), n_features = object$n_features,
+    coords = model_coords_label(object), dim = dim(object$L),
+    rank_note = map_rank_note(object$L, object$settings),
+    solution = if (method %in% c("dne", "kdne")) cv$message,
+    variance_kept = if (fm$type %in% c("kpca", "nystrom") && isTRUE(fm$trace > 0))
+      sum(fm$eigenvalues) / fm$trace,
+    neighbors = if (!is.null(object$targets)) {
+      if (fm$type == "kernel_rows") "feature space (kernel distances)"
+      else if (identical(object$settings$neighbors, "input")) "input space"
+      else if (fm$type == "identity") "input space" else "feature space (KPCA coordinates)"
+    },
+    convergence = convergence_words(method, cv, in_print = FALSE),
+    objective = cv$objective,
+    objective_meaning = objective_meaning(method, short = FALSE),
+    k = object$k, classes = table(object$y), settings = set,
+    train_accuracy = object$train_accuracy)
+  class(out) <- "summary.kmaha_model"
+  out
+}
+
+#' @export
+print.summary.kmaha_model <- function(x, ...) {
+  cat(x$title, "\n", sep = "")
+  if (!is.null(x$kernel)) cat("Kernel: ", x$kernel, "\n", sep = "")
+  if (!is.null(x$candidates)) {
+    cat("Candidates (cross-validated accuracy):\n")
+    tab <- x$candidates
+    tab$mean <- round(tab$mean, 4)
+    tab$sd <- round(tab$sd, 4)
+    tab$chosen <- ifelse(tab$chosen, "<==", "")
+    print(tab, row.names = FALSE)
+  }
+  if (!is.null(x$alignment)) {
+    cat("Aligned combination (base kernels with non-zero weight):\n")
+    print(x$alignment, row.names = FALSE, digits = 4)
+  }
+  cat(sprintf("Training points: %d, inputs: %d, learner coordinates: %s, map: %d x %d\n",
+              x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
+  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  if (!is.null(x$variance_kept)) {
+    cat(sprintf("  share of the feature-space variance in the KPCA coordinates: %.4f\n",
+                x$variance_kept))
+  }
+  if (!is.null(x$neighbors)) cat("Target neighbours found in: ", x$neighbors, "\n", sep = "")
+  cat("Class sizes:\n")
+  print(x$classes)
+  if (length(x$settings)) {
+    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
+                            sep = " = ", collapse = ", "), "\n", sep = "")
+  }
+  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
+  if (!is.null(x$solution)) cat("  ", x$solution, "\n", sep = "")
+  if (!is.null(x$objective)) {
+    cat(sprintf("Objective: %.6g\n", x$objective))
+    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+  }
+  cat(accuracy_words(x$k, x$train_accuracy, short = FALSE), "\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname kmaha-model
+#' @export
+plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
+                             col = NULL, legend = TRUE, ...) {
+  which <- match.arg(which)
+  if (which == "embedding") {
+    plot_embedding(x$embedding, x$y, dims, col,
+                   main = sprintf("%s embedding", model_label(x)),
+                   legend = check_flag(legend, "legend"), ...)
+    return(invisible(x))
+  }
+  ch <- x$kernel_choice
+  if (!is.null(ch$alignment)) {
+    plot(ch$alignment, ...)
+  } else if (!is.null(ch$cv)) {
+    plot(ch$cv, ...)
+  } else {
+    stopf("`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
+          if (is.null(ch)) "no kernel choice" else ch$type)
+  }
+  invisible(x)
+}
+
+# Training points in two learned coordinates (or a strip chart when the map
+# is one-dimensional), coloured by class, with equal scales on both axes
+# (asp = 1: distances on the plot are the learned distances).  The legend
+# goes in the right margin, so it never covers a point, in as many columns
+# as the classes need.
+plot_embedding <- function(z, y, dims = c(1, 2), col = NULL, main = "", asp = 1,
+                           legend = TRUE, ...) {
+  p <- nlevels(y)
+  col <- col %||% grDevices::hcl.colors(max(p, 2L), "Dark 3")[seq_len(p)]
+  if (length(col) < p) col <- rep_len(col, p)
+  ncol_leg <- max(1L, ceiling(p / 20))
+  if (legend) {
+    leg_width <- max(graphics::strwidth(levels(y), units = "inches", cex = 0.8)) + 0.3
+    mar <- graphics::par("mar")
+    op <- graphics::par(mar = c(mar[1:3], mar[4] + ncol_leg * leg_width / graphics::par("csi")))
+    on.exit(graphics::par(op))
+  }
+  if (ncol(z) < 2L) {
+    graphics::stripchart(split(z[, 1], y), col = col, pch = 19, method = "jitter",
+                         main = main, xlab = colnames(z)[1] %||% "dim1", ...)
+  } else {
+    dims <- as.integer(dims)
+    if (length(dims) != 2L || anyNA(dims) || any(dims < 1L) || any(dims > ncol(z))) {
+      stopf("`dims` must be two coordinates between 1 and %d.", ncol(z))
+    }
+    graphics::plot(z[, dims[1]], z[, dims[2]], col = col[as.integer(y)], pch = 19,
+                   xlab = colnames(z)[dims[1]] %||% paste0("dim", dims[1]),
+                   ylab = colnames(z)[dims[2]] %||% paste0("dim", dims[2]),
+                   main = main, asp = asp, ...)
+  }
+  if (legend) legend_outside(levels(y), col = col, pch = 19, ncol = ncol_leg)
+  invisible(NULL)
+}
+
+# A legend in the right margin of the current plot, outside the data.
+legend_outside <- function(legend, ncol = 1L, ...) {
+  usr <- graphics::par("usr")
+  graphics::legend(x = usr[2], y = usr[4], legend = legend, bty = "n", cex = 0.8,
+                   xpd = NA, ncol = ncol, xjust = 0, yjust = 1, ...)
+}
+
+#' The learned linear map and Mahalanobis matrix
+#'
+#' `transform_matrix()` returns the map \eqn{A} (d x D) expressed on the
+#' *original* input columns of a linear model, so that distances in the
+#' learned metric are \eqn{\|A(x_i - x_j)\|}; `mahalanobis_matrix()`
+#' returns \eqn{M = A^\top A}. For models fitted with `scale = TRUE` the
+#' column scaling is folded into \eqn{A}. For [kmaha()] fits the map acts on
+#' the KPCA coordinates. A kernel-trick fit ([knca()], [klmnn()], [kdne()])
+#' has no finite map on the inputs: its map acts on the kernel rows, which is
+#' what [coef()][kmaha-model] returns.
+#'
+#' @param object A fitted model.
+#' @return A numeric matrix.
+#' @examples
+#' fit <- dne(iris[, 1:4], iris$Species)
+#' transform_matrix(fit)
+#' mahalanobis_matrix(fit)
+#' @export
+transform_matrix <- function(object) UseMethod("transform_matrix")
+
+#' @export
+transform_matrix.kmaha_model <- function(object) {
+  A <- object$L
+  type <- object$feature_map$type
+  if (type == "kernel_rows") {
+    stopf("A kernel-trick fit (%s) has no finite map on the inputs: its map A = U Phi' acts on the kernel's feature space. coef() gives U, the map on the kernel rows; predict(type = \"transform\") embeds new points.",
+          model_label(object))
+  }
+  if (type == "identity" && !is.null(object$prep)) {
+    A <- sweep(A, 2L, object$prep$scale, "/")
+  }
+  A
+}
+
+#' @export
+transform_matrix.default <- function(object) {
+  stopf("transform_matrix() needs a model fitted by kmaha's learners (nca(), lmnn(), dne(), kmaha(), ...), not an object of class %s.",
+        class(object)[1])
+}
+
+#' @rdname transform_matrix
+#' @export
+mahalanobis_matrix <- function(object) {
+  A <- transform_matrix(object)
+  crossprod(A)
+}

@@ -1,0 +1,8 @@
+# The KPCA coordinates of the training points of a kmaha() fit with exact
+# KPCA, recomputed by kpca() from what the model stores (the model keeps
+# what prediction needs, not these coordinates).
+fit_coords <- function(fit) {
+  fm <- fit$feature_map
+  kpca(fm$x, fm$kernel, rank = fit$settings$rank, tol = fit$settings$tol %||% 1e-8)$coords
+}
+`%||%` <- function(a, b) if (is.null(a)) b else a
