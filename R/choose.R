@@ -142,10 +142,18 @@ cv_run <- function(xs, y, spec, cands, fold_id, k, strategy, base, neighbors, ct
               ctx = single_thread(ctx))
   res <- vector("list", n_tasks)
   dropped <- rep(FALSE, nc)
-  if (strategy == "fast" && nc > 2L) {
+  # Successive halving among the base kernels only: the other candidates
+  # (the linear learner, the unweighted and the aligned kernel) are few and
+  # always scored on every fold.  So the base kernels' scores do not depend
+  # on which other candidates are scored beside them: kernel = "cv" and
+  # kernel = "auto" with the same seed share them exactly (the base kernels
+  # come first in the task order, so their random streams are the same too).
+  is_kernel <- vapply(cands, function(cd) identical(cd$kind, "kernel"), NA)
+  if (strategy == "fast" && sum(is_kernel) > 2L) {
     first <- which(tasks$fold == 1L)
     res[first] <- cv_round(first, job, seeds, p)
-    keep <- cv_keep(lapply(res[first], `[[`, "correct"))
+    keep <- rep(TRUE, nc)
+    keep[is_kernel] <- cv_keep(lapply(res[first][is_kernel[tasks$cand[first]]], `[[`, "correct"))
     dropped <- !keep
     rest <- which(tasks$fold != 1L & keep[tasks$cand])
     skipped <- n_tasks - length(first) - length(rest)
@@ -291,13 +299,13 @@ save_rng <- function() {
 # --------------------------------------------------------------------------
 # kernel = "auto".
 
-# The candidates of kernel = "auto", from the simplest: the linear learner
-# on the inputs, each base kernel, the unweighted sum and the aligned
-# combination (QP; the LP alignment is degenerate and never a candidate).
+# The candidates of kernel = "auto": each base kernel (first, in the order
+# of kernel = "cv", so that both share their scores), the linear learner on
+# the inputs, the unweighted sum and the aligned combination (QP; the LP
+# alignment is degenerate and never a candidate).
 auto_candidates <- function(kernels) {
-  c(list(cand_linear()),
-    lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i)),
-    list(cand_unweighted(kernels), cand_align(kernels, "qp")))
+  c(lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i)),
+    list(cand_linear(), cand_unweighted(kernels), cand_align(kernels, "qp")))
 }
 
 # How complex a candidate is, for the one-standard-error rule.
