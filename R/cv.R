@@ -117,17 +117,23 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                landmark_method = landmark_method)
   cands <- lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i))
   cv_choose(x, y, spec, cands, folds, k, strategy, seed, base, neighbors, ctx,
-            rule = "best", arg_folds = "folds")
+            views = "cv", arg_folds = "folds")$cv$cv
 }
 
 # The kmaha_cv object from the task results of cv_run(): per candidate the
 # fold accuracies, their mean and sd, the pooled held-out correctness, and
 # the candidate chosen by `rule` ("best": highest mean accuracy, the first
 # on ties; "auto": see auto_select()).
-cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best") {
-  res <- run$res
-  tasks <- run$tasks
-  dropped <- run$dropped
+cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
+                      subset = seq_along(cands)) {
+  # A view on some of the candidates (kernel = "cv" on the base kernels of
+  # a run over auto's candidates): their tasks only, renumbered.
+  in_view <- run$tasks$cand %in% subset
+  res <- run$res[in_view]
+  tasks <- run$tasks[in_view, , drop = FALSE]
+  tasks$cand <- match(tasks$cand, subset)
+  dropped <- run$dropped[subset]
+  cands <- cands[subset]
   nc <- length(cands)
   v <- max(fold_id)
   ran <- !vapply(res, is.null, NA)

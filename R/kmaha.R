@@ -198,7 +198,20 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
           choice$type)
   }
 
-  feature_names <- colnames(x)
+  kmaha_fit_choices(x, y, list(choice), spec, ctx, k = k, learner_args = learner_args,
+                    neighbors = neighbors, kernels = kernels, cv_folds = cv_folds,
+                    scale = scale, rank = rank, tol = tol, seed = seed,
+                    cv_strategy = cv_strategy, landmarks = landmarks,
+                    landmark_method = landmark_method, call = call)[[1]]
+}
+
+# The body of kmaha() on checked arguments, for one kernel choice or for
+# kernel = "cv" and "auto" together (the reproduction's two CV columns,
+# which share their cross-validation): one model per choice, each exactly
+# what kmaha() with that choice alone returns.
+kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbors,
+                              kernels, cv_folds, scale, rank, tol, seed,
+                              cv_strategy, landmarks, landmark_method, call = NULL) {
   prep <- fit_scaling(x, scale)
   xs <- apply_scaling(x, prep)
   # Landmark points are given in the units of x: scale them like x.
@@ -207,22 +220,27 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
                landmark_method = landmark_method)
 
   # 1. The feature map: the kernel, chosen or given.
-  sel <- choose_feature_map(choice, xs, y, spec, kernels, base, k = k,
-                            folds = cv_folds, strategy = cv_strategy,
-                            seed = seed, neighbors = neighbors, ctx = ctx)
+  sels <- choose_feature_maps(choices, xs, y, spec, kernels, base, k = k,
+                              folds = cv_folds, strategy = cv_strategy,
+                              seed = seed, neighbors = neighbors, ctx = ctx)
 
-  # 2. The pipeline on all the training data.
-  p <- fit_pipeline(xs, y, sel$fspec, sel$spec %||% spec, ctx,
-                    neighbors = sel$neighbors %||% neighbors,
-                    warn = !isTRUE(sel$quiet), label_errors = TRUE)
-  new_model(p, y, k, prep, spec, class = "kmaha_fit",
-            settings = list(learner_args = learner_args, neighbors = neighbors,
-                            cv_folds = cv_folds, cv_strategy = cv_strategy,
-                            scale = scale, rank = rank, tol = tol, seed = seed,
-                            landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
-                            landmark_method = landmark_method),
-            call = call, feature_names = feature_names, n_features = ncol(x),
-            kernel_choice = sel$info, ctx = ctx)
+  # 2. The pipeline on all the training data, each from the same random
+  # state (Nystrom landmarks and random starts draw from it).
+  restore <- save_rng()
+  lapply(sels, function(sel) {
+    restore()
+    p <- fit_pipeline(xs, y, sel$fspec, sel$spec %||% spec, ctx,
+                      neighbors = sel$neighbors %||% neighbors,
+                      warn = !isTRUE(sel$quiet), label_errors = TRUE)
+    new_model(p, y, k, prep, sel$spec %||% spec, class = "kmaha_fit",
+              settings = list(learner_args = learner_args, neighbors = neighbors,
+                              cv_folds = cv_folds, cv_strategy = cv_strategy,
+                              scale = scale, rank = rank, tol = tol, seed = seed,
+                              landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
+                              landmark_method = landmark_method),
+              call = call, feature_names = colnames(x), n_features = ncol(x),
+              kernel_choice = sel$info, ctx = ctx)
+  })
 }
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of

@@ -248,17 +248,26 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL) {
   o <- spec$opts
   if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
   switch(spec$name,
-    nca = fit_nca_map(o, z, y, ctx),
-    knca = fit_nca_map(o, z, y, ctx, reg = reg),
-    lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
-    klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg),
+    nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda")),
+    knca = fit_nca_map(o, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
+    lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L,
+                        lambda_arg = spec$argname("lambda")),
+    klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
-    custom = fit_custom_map(spec, z, y, targets))
+    custom = fit_custom_map(spec, z, y, targets),
+    euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list()))
+}
+
+# The identity map: kNN in the Euclidean metric of the learner's
+# coordinates, no learning (a candidate of kernel = "auto").
+euclidean_spec <- function() {
+  list(name = "euclidean", label = "Euclidean", builtin = TRUE, opts = list(),
+       args = list(), wants_targets = FALSE, argname = function(a) a)
 }
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
-fit_nca_map <- function(o, z, y, ctx, reg = NULL) {
+fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda") {
   fun <- if (is.null(reg)) "nca" else "knca"
   check_class_sizes(y)
   if (is.null(reg)) {
@@ -275,13 +284,16 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL) {
   } else {
     nca_run(fun, z, y, start, reg, o, ctx)
   }
+  warn_collapsed_map(exp(log_norm(res$map) - log_norm(start$A) - log(res$start_scale %||% 1)),
+                     o$lambda, lambda_arg)
   list(map = res$map, convergence = nca_convergence(res),
        details = list(init = start$label, method = method,
                       batch_size = if (method == "minibatch") min(o$batch_size, nrow(z))))
 }
 
 # LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).
-fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE) {
+fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE,
+                         lambda_arg = "lambda") {
   D <- ncol(z)
   lambda <- o$lambda
   if (is.function(lambda)) lambda <- lambda(z)
@@ -308,6 +320,7 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
                        o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg)
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
+  warn_collapsed_map(exp(log_norm(L) - log_norm(L0)), lambda, lambda_arg)
   fun <- if (is.null(reg)) "lmnn" else "klmnn"
   if (!res$converged) {
     warnf("%s() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
@@ -355,6 +368,14 @@ fit_kdne_map <- function(o, K, y, targets, ctx) {
        details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
                       eps = o$eps,
                       dim_rule = if (is.null(o$dim)) "negative eigenvalues" else "given"))
+}
+
+# log of the Frobenius norm, without overflow or underflow for entries of
+# extreme magnitude.
+log_norm <- function(A) {
+  m <- max(abs(A))
+  if (!(m > 0) || !is.finite(m)) return(log(m))
+  log(m) + 0.5 * log(sum((A / m)^2))
 }
 
 # `dim` must not exceed the number of coordinates the learner receives

@@ -131,7 +131,6 @@ new_model <- function(p, y, k, prep, spec, class = NULL, settings = list(),
                       else colnames(p$coords))
   emb <- core_apply_map(p$coords, L, ctx)
   dimnames(emb) <- list(rownames(p$coords), rownames(L))
-  warn_collapsed_map(emb, p$coords, spec)
   family <- switch(p$feature$type, identity = "kmaha_linear",
                    kernel_rows = "kmaha_kernel_trick", "kmaha_kpca_trick")
   model <- list(
@@ -150,22 +149,17 @@ new_model <- function(p, y, k, prep, spec, class = NULL, settings = list(),
   model
 }
 
-# A map that shrinks the training points onto (numerically) one point makes
-# every learned distance rounding noise: say so, and why it happens (a
-# penalty far too heavy for the data).
-warn_collapsed_map <- function(emb, coords, spec) {
-  spread <- function(z) sqrt(sum(apply(z, 2L, function(v) mean((v - mean(v))^2))))
-  s_in <- spread(coords)
-  if (!(s_in > 0)) return(invisible(NULL))
-  ratio <- spread(emb) / s_in
-  if (ratio >= 1e-6) return(invisible(NULL))
-  lambda <- spec$opts$lambda
+# A map that a penalty shrank to (numerically) nothing: at such a map every
+# learned distance is rounding noise.  `shrink` is the map's norm relative
+# to the norm of the start the optimizer began from.
+warn_collapsed_map <- function(shrink, lambda, argname) {
+  if (!is.finite(shrink) || shrink >= 1e-6) return(invisible(NULL))
   hint <- if (is.numeric(lambda) && length(lambda) == 1L && lambda > 0) {
     sprintf(" `%s` (%s) outweighs the learner's objective on these data: use a smaller one.",
-            spec$argname("lambda"), format(lambda))
+            argname, format(lambda))
   } else ""
-  warnf("The learned map is numerically zero: the training points spread %.2g times less in the learned space than in the learner's coordinates, so every learned distance is rounding noise and nearest neighbours are arbitrary.%s",
-        1 / ratio, hint)
+  warnf("The learned map is numerically zero: the optimizer shrank its start %.2g times, so every learned distance is rounding noise and nearest neighbours are arbitrary.%s",
+        1 / shrink, hint)
 }
 
 # Leave-one-out kNN accuracy of the training embedding z: every fit reports

@@ -112,7 +112,12 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   cells <- expand.grid(kernel = kernels, learner = learners, split = split_ids,
                        dataset = datasets, stringsAsFactors = FALSE)
   cells <- cells[, c("dataset", "split", "learner", "kernel")]
-  job <- list(cells = cells, source = source, seed = seed,
+  # The "cv" and "auto" cells of a split and learner share their
+  # cross-validation: one task fits both (each as it would be alone).
+  group <- ifelse(cells$kernel %in% repro_shared, "cv", cells$kernel)
+  task <- match(paste(cells$dataset, cells$split, cells$learner, group),
+                unique(paste(cells$dataset, cells$split, cells$learner, group)))
+  job <- list(cells = cells, task = task, source = source, seed = seed,
               base_kernels = base_kernels, cv_folds = cv_folds,
               learner_args = learner_args)
   # The cells seed R's generator; the caller's random state is put back.
@@ -120,11 +125,11 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   on.exit(restore(), add = TRUE)
   t0 <- proc.time()[["elapsed"]]
   p <- progressr::progressor(steps = nrow(cells))
-  # Cells differ a lot in cost (cross-validated LMNN against linear DNE):
+  # Tasks differ a lot in cost (cross-validated LMNN against linear DNE):
   # they go to the workers in small chunks (a free worker takes the next
-  # one), in a fixed low-discrepancy order that mixes every kind of cell.
-  # Neither changes any result: each cell sets its own random state.
-  n <- nrow(cells)
+  # one), in a fixed low-discrepancy order that mixes every kind of task.
+  # Neither changes any result: each task sets its own random state.
+  n <- max(task)
   perm <- order((seq_len(n) * 0.6180339887498949) %% 1)
   out <- vector("list", n)
   out[perm] <- future.apply::future_lapply(
@@ -132,6 +137,8 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
     future.seed = TRUE, future.globals = FALSE, future.packages = "kmaha",
     future.chunk.size = 8L)
   res <- do.call(rbind, out)
+  res <- res[order(match(paste(res$dataset, res$split, res$learner, res$kernel),
+                         paste(cells$dataset, cells$split, cells$learner, cells$kernel))), ]
   rownames(res) <- NULL
   new_reproduction(res, repro_run_info(
     seed = seed, splits = splits, split_ids = split_ids, cv_folds = cv_folds,
@@ -139,7 +146,9 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
 }
 
 repro_learners <- c("nca", "lmnn", "dne")
-repro_kernels <- c("linear", "cv", "aligned", "unweighted")
+repro_kernels <- c("linear", "cv", "aligned", "unweighted", "auto")
+# Kernel columns computed together, from one cross-validation.
+repro_shared <- c("cv", "auto")
 
 check_split_ids <- function(split_ids, splits) {
   if (is.null(split_ids)) return(seq_len(splits))
@@ -195,38 +204,54 @@ split_rows <- function(seed, dataset, split, n, n_train) {
 # from the worker's own copy of the namespace).
 repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
 
-# One cell: split, standardize, fit, predict. One thread per fit, so that
-# sums run in a fixed order and the result does not depend on the plan.
+# One task: the cells of one split and learner that are fitted together
+# (one kernel column, or "cv" and "auto", which share their
+# cross-validation): split, standardize, fit, predict. One thread per fit,
+# so that sums run in a fixed order and the result does not depend on the
+# plan.
 repro_cell <- function(i, job, progress) {
-  cell <- job$cells[i, ]
+  cells <- job$cells[job$task == i, , drop = FALSE]
+  cell <- cells[1L, ]
   d <- repro_data(cell$dataset, job$source)
   tr <- split_rows(job$seed, cell$dataset, cell$split, nrow(d$x), d$n_train)
+  # "cv" and "auto" start from the same random state (that of "cv"), so
+  # that each equals its cell run alone.
   set_cell_seed(key_seed("kmaha-cell", job$seed, cell$dataset, cell$split,
-                         cell$learner, cell$kernel))
+                         cell$learner,
+                         if (cell$kernel %in% repro_shared) "cv" else cell$kernel))
   t0 <- proc.time()[["elapsed"]]
   warns <- character()
   r <- tryCatch(withCallingHandlers(
     repro_fit(d$x[tr, , drop = FALSE], d$y[tr], d$x[-tr, , drop = FALSE],
-              d$y[-tr], cell$learner, cell$kernel, job$base_kernels,
+              d$y[-tr], cell$learner, cells$kernel, job$base_kernels,
               job$cv_folds, job$learner_args[[cell$learner]] %||% list()),
     warning = function(w) {
       warns <<- c(warns, conditionMessage(w))
       invokeRestart("muffleWarning")
     }),
-    error = function(e) list(accuracy = NA_real_, sigma = NA_real_,
-                             weights = NA_character_, components = NA_integer_,
-                             error = conditionMessage(e)))
+    error = function(e) {
+      lapply(cells$kernel, function(k) {
+        list(accuracy = NA_real_, sigma = NA_real_, weights = NA_character_,
+             components = NA_integer_, choice = NA_character_,
+             error = conditionMessage(e))
+      })
+    })
   warns <- unique(gsub("[\r\n]+", " ", warns))
+  secs <- proc.time()[["elapsed"]] - t0
   progress(sprintf("%s split %d %s %s", cell$dataset, cell$split, cell$learner,
-                   cell$kernel))
-  data.frame(cell, accuracy = r$accuracy,
-             seconds = proc.time()[["elapsed"]] - t0, sigma = r$sigma,
-             weights = r$weights, components = r$components, error = r$error,
-             warning = if (length(warns)) paste(warns, collapse = " | ") else NA_character_,
-             stringsAsFactors = FALSE)
+                   paste(cells$kernel, collapse = "+")), amount = nrow(cells))
+  do.call(rbind, lapply(seq_len(nrow(cells)), function(j) {
+    rj <- r[[j]]
+    data.frame(cells[j, ], accuracy = rj$accuracy, seconds = secs, sigma = rj$sigma,
+               weights = rj$weights, components = rj$components, choice = rj$choice,
+               error = rj$error,
+               warning = if (length(warns)) paste(warns, collapse = " | ") else NA_character_,
+               stringsAsFactors = FALSE)
+  }))
 }
 
-repro_fit <- function(xtr, ytr, xte, yte, learner, kernel, base_kernels, folds,
+# The fits of one task: one result per kernel column in `kernels`.
+repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
                       largs) {
   ytr <- droplevels(factor(ytr))
   # A column constant on a small training split carries no information
@@ -234,20 +259,44 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernel, base_kernels, folds,
   keep <- apply(xtr, 2L, function(v) max(v) > min(v))
   xtr <- xtr[, keep, drop = FALSE]
   xte <- xte[, keep, drop = FALSE]
-  kern <- if (kernel == "aligned") "align" else kernel
-  fit <- kmaha(xtr, ytr, learner = learner, kernel = kern, k = 1,
-               learner_args = largs, kernels = base_kernels, cv_folds = folds,
-               neighbors = if (kernel == "unweighted") "input" else "feature",
-               num_threads = 1L)
-  pred <- stats::predict(fit, xte, type = "class")
-  # A test class unseen in training can never be predicted correctly; it
-  # still counts as an error, as in the paper's protocol.
-  ch <- fit$kernel_choice
-  list(accuracy = sum(as.character(pred) == as.character(yte)) / length(yte),
-       sigma = if (kernel == "cv") ch$cv$curve$sigma[ch$cv$best] else NA_real_,
-       weights = if (kernel == "aligned") format_weights(ch$alignment) else NA_character_,
-       components = if (fit$feature_map$type == "identity") NA_integer_ else ncol(fit$L),
-       error = NA_character_)
+  fits <- if (all(kernels %in% repro_shared)) {
+    # kmaha(kernel = "cv") and kmaha(kernel = "auto"), from one
+    # cross-validation (kmaha_fit_choices(), what kmaha() runs).
+    x <- check_x(xtr, "x")
+    y <- check_y(ytr, nrow(x), "y")
+    spec <- learner_spec(learner, largs)
+    if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
+    kmaha_fit_choices(x, y, lapply(kernels, function(t) list(type = t)), spec,
+                      kmaha_context(1L), k = 1L, learner_args = largs,
+                      neighbors = "feature", kernels = base_kernels,
+                      cv_folds = folds, scale = TRUE, rank = NULL, tol = 1e-8,
+                      seed = NULL, cv_strategy = "fast", landmarks = NULL,
+                      landmark_method = "random")
+  } else {
+    lapply(kernels, function(kernel) {
+      kmaha(xtr, ytr, learner = learner,
+            kernel = if (kernel == "aligned") "align" else kernel, k = 1,
+            learner_args = largs, kernels = base_kernels, cv_folds = folds,
+            neighbors = if (kernel == "unweighted") "input" else "feature",
+            num_threads = 1L)
+    })
+  }
+  lapply(seq_along(kernels), function(j) {
+    fit <- fits[[j]]
+    kernel <- kernels[j]
+    pred <- stats::predict(fit, xte, type = "class")
+    # A test class unseen in training can never be predicted correctly; it
+    # still counts as an error, as in the paper's protocol.
+    ch <- fit$kernel_choice
+    cu <- ch$cv$curve
+    list(accuracy = sum(as.character(pred) == as.character(yte)) / length(yte),
+         sigma = if (kernel %in% repro_shared) cu$sigma[ch$cv$best] else NA_real_,
+         weights = if (kernel == "aligned" || identical(ch$alignment$method, "qp"))
+           format_weights(ch$alignment) else NA_character_,
+         components = if (fit$feature_map$type == "identity") NA_integer_ else ncol(fit$L),
+         choice = if (kernel %in% repro_shared) cu$label[ch$cv$best] else NA_character_,
+         error = NA_character_)
+  })
 }
 
 # "sigma:weight" pairs of the non-zero weights of an aligned combination,
@@ -260,10 +309,12 @@ format_weights <- function(al) {
 }
 
 repro_columns <- c("dataset", "split", "learner", "kernel", "accuracy",
-                   "seconds", "sigma", "weights", "components", "error",
-                   "warning")
+                   "seconds", "sigma", "weights", "components", "choice",
+                   "error", "warning")
 
 new_reproduction <- function(res, run_info) {
+  # Files of kmaha 0.3.0 have no `choice` column.
+  if (is.null(res$choice)) res$choice <- rep(NA_character_, nrow(res))
   res <- res[, repro_columns]
   res$split <- as.integer(res$split)
   res$components <- as.integer(res$components)
@@ -364,8 +415,8 @@ write_reproduction <- function(res, file) {
   df$error <- gsub("[\r\n]+", " ", df$error)
   df$warning <- gsub("[\r\n]+", " ", df$warning)
   write_csv_header(df, file, attr(res, "run_info"),
-                   quote = c("dataset", "learner", "kernel", "weights", "error",
-                             "warning"))
+                   quote = c("dataset", "learner", "kernel", "weights", "choice",
+                             "error", "warning"))
 }
 
 # A CSV file headed by "# key: value" lines (values on one line each); the
@@ -391,14 +442,19 @@ read_reproduction <- function(file) {
     info[[nm]] <- as.integer(info[[nm]])
   }
   if (!is.null(info$elapsed_seconds)) info$elapsed_seconds <- as.numeric(info$elapsed_seconds)
-  df <- utils::read.csv(text = lines[!grepl("^#", lines)], stringsAsFactors = FALSE,
-                        colClasses = c(dataset = "character", split = "integer",
-                                       learner = "character", kernel = "character",
-                                       accuracy = "numeric", seconds = "numeric",
-                                       sigma = "numeric", weights = "character",
-                                       components = "integer", error = "character",
-                                       warning = "character"),
+  body <- lines[!grepl("^#", lines)]
+  classes <- c(dataset = "character", split = "integer", learner = "character",
+               kernel = "character", accuracy = "numeric", seconds = "numeric",
+               sigma = "numeric", weights = "character", components = "integer",
+               choice = "character", error = "character", warning = "character")
+  present <- gsub('"', "", strsplit(body[1], ",", fixed = TRUE)[[1]])
+  df <- utils::read.csv(text = body, stringsAsFactors = FALSE,
+                        colClasses = classes[names(classes) %in% present],
                         na.strings = "")
+  if (is.null(df$choice)) {
+    df$choice <- rep(NA_character_, nrow(df))
+    df <- df[, intersect(repro_columns, names(df))]
+  }
   if (!identical(names(df), repro_columns)) {
     stopf("%s is not a kmaha reproduction file: expected the columns %s.",
           file, paste(repro_columns, collapse = ", "))

@@ -155,7 +155,7 @@ test_that("predict() says when a column has the wrong type and rejects unknown a
 test_that("a penalty that collapses the map is reported", {
   expect_warning(
     f <- nca(iris[, 1:4], iris$Species, lambda = 1e6),
-    "The learned map is numerically zero", fixed = TRUE)
+    "The learned map is numerically zero: the optimizer shrank its start", fixed = TRUE)
   expect_lt(max(abs(f$L)), 1e-6)
   expect_warning(nca(iris[, 1:4], iris$Species, lambda = 1e6),
                  "`lambda` (1e+06) outweighs the learner's objective on these data: use a smaller one.",

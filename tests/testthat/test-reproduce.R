@@ -97,7 +97,7 @@ test_that("reproduce_paper() records what it ran", {
                          split_ids = c(3, 1))
   expect_identical(names(res), c("dataset", "split", "learner", "kernel",
                                  "accuracy", "seconds", "sigma", "weights",
-                                 "components", "error", "warning"))
+                                 "components", "choice", "error", "warning"))
   expect_identical(sort(unique(res$split)), c(1L, 3L))
   al <- res[res$kernel == "aligned", ]
   expect_true(all(al$components > 50L))
