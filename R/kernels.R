@@ -20,7 +20,11 @@
 #' @param scale Multiplier of the inner product: a single positive number.
 #' @param offset Constant added before the power: a single number >= 0.
 #' @return An object of class `kmaha_kernel`.
-#' @seealso [kernel_matrix()], [kernel_sum()], [paper_sigmas()]
+#' Kernels from elsewhere (kernlab kernel objects, R functions, precomputed
+#' Gram matrices) are described in [kernel-sources].
+#'
+#' @seealso [kernel_matrix()], [kernel_sum()], [paper_sigmas()],
+#'   [kernel-sources]
 #' @examples
 #' k <- rbf_kernel(sigma = 1)
 #' k

@@ -12,7 +12,9 @@
 #' regulariser differs.
 #'
 #' Every prediction evaluates the kernel against all training points, which
-#' are therefore stored in the fitted object.
+#' are therefore stored in the fitted object (not with
+#' `kernel = "precomputed"`: new points then come as their kernel values
+#' against the training points).
 #'
 #' @inheritParams nca
 #' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
