@@ -48,11 +48,27 @@
 #' computed once and shared by all base kernels, and at most a few tens of
 #' megabytes of Gram slices are held at any time.
 #'
+#' **Kernels from elsewhere** ([kernel-sources]). Base kernels evaluated in
+#' R (R functions, kernlab kernels without a built-in equivalent) are
+#' evaluated on the same blocks of rows, and the products accumulated in R
+#' (every base kernel in the list then goes through R's block loop, the
+#' built-in ones still computed by the core). A function of two points costs
+#' \eqn{n^2} calls per kernel here. With `kernels = "precomputed"`, `x` is a
+#' list of Gram matrices of the training points (names, if any, label them);
+#' the result then has no combined kernel object (`kernel` is `NULL`) but
+#' the combined Gram matrix `gram` = \eqn{\sum_i \alpha_i K_i} on all the
+#' rows given, to fit with `kernel = "precomputed"`; combine the kernel rows
+#' of new points with the same `weights` (see the examples).
+#'
 #' @param x Training inputs: a numeric matrix or data frame (used as given;
-#'   [kmaha()] passes the standardized inputs).
+#'   [kmaha()] passes the standardized inputs). With
+#'   `kernels = "precomputed"`, a list of n x n Gram matrices of the training
+#'   points.
 #' @param y Class labels, one per row of `x` (at least two classes).
-#' @param kernels A non-empty list of kernel objects (see [kernels]); the
-#'   paper's 21 scaled RBF kernels by default.
+#' @param kernels A non-empty list of kernel objects (see [kernels]; kernlab
+#'   kernels and R functions too, see [kernel-sources]); the paper's 21
+#'   scaled RBF kernels by default. Or `"precomputed"`: `x` holds the Gram
+#'   matrices.
 #' @param method `"qp"` (exact alignment) or `"lp"` (its \eqn{\ell_1} upper
 #'   bound).
 #' `align_kernels()` warns when the aligned kernel is numerically degenerate
@@ -69,7 +85,9 @@
 #' @return An object of class `kmaha_alignment`: a list with `weights`
 #'   (\eqn{\alpha}, on the raw base kernels), `gamma` (weights on the
 #'   normalised kernels), `kernel` (the combined kernel,
-#'   `kernel_sum(kernels, weights)`), `alignment` (of the combined kernel on
+#'   `kernel_sum(kernels, weights)`; `NULL` for precomputed Gram matrices),
+#'   `gram` (precomputed Gram matrices only: their combination
+#'   \eqn{\sum_i \alpha_i K_i}), `alignment` (of the combined kernel on
 #'   the training data), `base_alignment` (of each base kernel), `method`,
 #'   `objective`, `ridge`, `frobenius` (\eqn{\|K_i\|_F}), `l1`
 #'   (\eqn{\|\mathrm{vec}(K_i)\|_1}), `S`, `b` (the normalised \eqn{S'},
@@ -83,21 +101,43 @@
 #' al
 #' al_lp <- align_kernels(x, iris$Species, method = "lp")
 #' al_lp$weights
+#'
+#' # Precomputed Gram matrices: align them, fit the combination, and
+#' # combine the kernel rows of new points with the same weights.
+#' tr <- c(1:40, 51:90, 101:140)
+#' ks <- list(narrow = rbf_kernel(0.3), wide = rbf_kernel(3), quad = poly_kernel(2))
+#' grams <- lapply(ks, kernel_matrix, x = x[tr, ])
+#' al_g <- align_kernels(grams, iris$Species[tr], kernels = "precomputed")
+#' al_g
+#' fit <- kmaha(al_g$gram, iris$Species[tr], learner = "dne",
+#'              kernel = "precomputed")
+#' rows <- lapply(ks, kernel_matrix, x = x[-tr, ], y = x[tr, ])
+#' new_rows <- Reduce(`+`, Map(`*`, al_g$weights, rows))
+#' mean(predict(fit, new_rows) == iris$Species[-tr])
 #' @export
 align_kernels <- function(x, y, kernels = paper_kernels(),
                           method = c("qp", "lp"), landmarks = NULL) {
   method <- match.arg(method)
-  x <- check_x(x, "x")
-  y <- check_y(y, nrow(x), "y")
-  kernels <- check_kernel_list(kernels)
+  pre <- identical(kernels, "precomputed")
+  if (pre) {
+    grams <- check_gram_list(x, y)
+    kernels <- lapply(seq_along(grams), function(i) precomputed_kernel(
+      if (!is.null(names(grams)) && nzchar(names(grams)[i])) sQuote(names(grams)[i], FALSE)
+      else sprintf("x[[%d]]", i)))
+    n_all <- nrow(grams[[1]])
+  } else {
+    x <- check_x(x, "x")
+    n_all <- nrow(x)
+  }
+  y <- check_y(y, n_all, "y")
+  if (!pre) kernels <- check_kernel_list(kernels)
   rows <- NULL
   if (!is.null(landmarks)) {
     if (!is_count(landmarks) || landmarks < 2) {
       stopf("`landmarks` must be NULL or a number of rows (a whole number >= 2) on which to compute the alignment.")
     }
-    if (landmarks < nrow(x)) {
+    if (landmarks < n_all) {
       rows <- stratified_rows(y, as.integer(landmarks))
-      x <- x[rows, , drop = FALSE]
       y <- droplevels(y[rows])
       if (nlevels(y) < 2L) {
         stopf("The %d rows drawn for `landmarks` hold only one class; use more landmarks.",
@@ -105,8 +145,24 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
       }
     }
   }
+  # The base Gram matrices on the rows used: slices of the given ones, or
+  # kernels evaluated on x (in the core when it evaluates them all).
+  ctx <- kmaha_context()
+  xa <- if (pre || is.null(rows)) x else x[rows, , drop = FALSE]
+  ga <- if (pre && !is.null(rows)) lapply(grams, function(K) K[rows, rows, drop = FALSE]) else
+    if (pre) grams
+  gram_of <- if (pre) function(j) ga[[j]] else function(j) kernel_gram(kernels[[j]], xa, NULL, ctx)
   p <- nlevels(y)
-  st <- core_alignment_products(kernels, x, as.integer(y), p, kmaha_context())
+  st <- if (pre) {
+    alignment_products_r(function(j, cols) ga[[j]][, cols, drop = FALSE],
+                         length(kernels), y, p)
+  } else if (all(vapply(kernels, kernel_in_core, NA))) {
+    core_alignment_products(kernels, xa, as.integer(y), p, ctx)
+  } else {
+    alignment_products_r(function(j, cols) {
+      kernel_gram(kernels[[j]], xa, xa[cols, , drop = FALSE], ctx)
+    }, length(kernels), y, p)
+  }
   bad <- which(!is.finite(diag(st$S)) | !is.finite(st$b))
   if (length(bad)) {
     stopf("`kernels[[%d]]` has non-finite Gram values on `x` (they overflow at this scale of `x`); rescale `x` or change the kernel's parameters.",
@@ -114,8 +170,8 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
   }
   fro <- sqrt(pmax(diag(st$S), 0))
   if (any(fro <= 0)) {
-    stopf("`kernels[[%d]]` has an all-zero Gram matrix on `x`; remove it.",
-          which(fro <= 0)[1])
+    stopf("`%s[[%d]]` has an all-zero Gram matrix%s; remove it.",
+          if (pre) "x" else "kernels", which(fro <= 0)[1], if (pre) "" else " on `x`")
   }
   Sn <- st$S / tcrossprod(fro)
   Sn <- (Sn + t(Sn)) / 2
@@ -125,27 +181,39 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
   }
   m <- length(kernels)
   res <- if (method == "qp") align_qp(Sn, bn) else
-    align_lp(x, kernels, st, fro)
+    align_lp(gram_of, st, fro)
   gamma <- res$gamma
   alpha <- gamma / fro
   quad <- drop(crossprod(gamma, Sn %*% gamma))
   align <- drop(crossprod(gamma, bn)) / (sqrt(quad) * st$y_norm)
   sig <- vapply(kernels, function(k) if (is.null(k$sigma)) NA_real_ else k$sigma,
                 numeric(1))
-  combined <- kernel_sum(kernels, alpha)
-  lp_degenerate <- method == "lp" && lp_near_identity(combined, x)
+  if (pre) {
+    # The combined Gram matrix on all the rows given.
+    combined <- NULL
+    gram <- Reduce(`+`, Map(`*`, alpha, grams))
+    dimnames(gram) <- dimnames(grams[[1]])
+    near_identity <- function() lp_near_identity(precomputed_kernel(), gram, K = gram)
+  } else {
+    combined <- kernel_sum(kernels, alpha)
+    gram <- NULL
+    near_identity <- function() lp_near_identity(combined, xa, ctx)
+  }
+  lp_degenerate <- method == "lp" && near_identity()
   if (lp_degenerate) {
     top <- which.max(gamma)
     warning(structure(class = c("kmaha_lp_degenerate", "warning", "condition"), list(
       message = sprintf("The LP alignment (method = \"lp\") put %.0f%% of its weight on %s, which is numerically close to the identity on these data: even nearest neighbours are almost orthogonal in its feature space, so new points have kernel values near zero with every training point and nearest neighbours carry no information. This is a property of the LP bound (with non-negative kernels it picks the kernel with the largest ratio of alignment to l1 norm, the one closest to the identity), not of the data; use the QP alignment (method = \"qp\"; kernel = \"align\" in kmaha()) instead.",
                         100 * gamma[top] / sum(gamma), format(kernels[[top]])),
       call = NULL)))
+  } else if (pre) {
+    warn_degenerate_kernel(precomputed_kernel(), gram, gram, what = "The aligned kernel")
   } else {
-    warn_degenerate_kernel(combined, x, what = "The aligned kernel")
+    warn_degenerate_kernel(combined, xa, what = "The aligned kernel")
   }
   structure(list(
     weights = alpha, gamma = gamma,
-    kernel = combined,
+    kernel = combined, gram = gram,
     alignment = align,
     base_alignment = bn / st$y_norm,
     method = method,
@@ -154,8 +222,30 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
     multipliers = res$multipliers,
     frobenius = fro, l1 = st$l1, S = Sn, b = bn,
     kernels = kernels, sigma = sig,
-    n = nrow(x), classes = p, rows = rows, degenerate_lp = lp_degenerate),
+    n = length(y), classes = p, rows = rows, degenerate_lp = lp_degenerate),
     class = "kmaha_alignment")
+}
+
+# align_kernels()'s `x` with kernels = "precomputed": a non-empty list of
+# Gram matrices (one matrix is a list of one) on the same n points, with n
+# matching the labels.
+check_gram_list <- function(x, y) {
+  if (is.matrix(x)) x <- list(x)
+  if (!is.list(x) || is.data.frame(x) || length(x) == 0L) {
+    stopf("With kernels = \"precomputed\", `x` must be a non-empty list of Gram matrices of the training points (one per base kernel), not %s.",
+          class(x)[1])
+  }
+  n_y <- if (!is.null(y) && is.null(dim(y))) length(y)
+  out <- lapply(seq_along(x), function(i) {
+    check_precomputed_gram(x[[i]], sprintf("x[[%d]]", i), n_y, via = "kernels")
+  })
+  n <- vapply(out, nrow, 1L)
+  if (any(n != n[1])) {
+    stopf("The Gram matrices in `x` must all cover the same points: `x[[1]]` is %d x %d but `x[[%d]]` is %d x %d.",
+          n[1], n[1], which(n != n[1])[1], n[n != n[1]][1], n[n != n[1]][1])
+  }
+  names(out) <- names(x)
+  out
 }
 
 # TRUE when a kernel is numerically close to the identity on x: on up to
@@ -163,11 +253,12 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
 # value k(a, b) / sqrt(k(a, a) k(b, b)) with the nearest other point b is
 # below 0.01 (for an RBF kernel: nearest neighbours more than three
 # bandwidths apart).
-lp_near_identity <- function(kernel, x, ctx = kmaha_context()) {
+lp_near_identity <- function(kernel, x, ctx = kmaha_context(), K = NULL) {
   n <- nrow(x)
   if (n < 3L) return(FALSE)
   idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
-  K <- core_kernel_matrix(kernel, x[idx, , drop = FALSE], NULL, ctx)
+  K <- if (is.null(K)) kernel_gram(kernel, x[idx, , drop = FALSE], NULL, ctx) else
+    K[idx, idx, drop = FALSE]
   d <- sqrt(pmax(diag(K), .Machine$double.xmin))
   C <- K / tcrossprod(d)
   diag(C) <- -Inf
@@ -198,7 +289,11 @@ check_kernel_list <- function(kernels, arg = "kernels") {
     stopf("`%s` must be a non-empty list of kernel objects, e.g. paper_kernels() or lapply(c(0.5, 1, 2), rbf_kernel).",
           arg)
   }
-  for (i in seq_along(kernels)) check_kernel(kernels[[i]], sprintf("%s[[%d]]", arg, i))
+  if (all(vapply(kernels, is.matrix, NA))) {
+    stopf("`%s` is a list of matrices: Gram matrices are aligned by align_kernels(x = <list of Gram matrices>, y, kernels = \"precomputed\"), and fitted with kernel = \"precomputed\".",
+          arg)
+  }
+  for (i in seq_along(kernels)) kernels[[i]] <- check_kernel(kernels[[i]], sprintf("%s[[%d]]", arg, i))
   unname(kernels)
 }
 
@@ -233,8 +328,8 @@ align_qp <- function(Sn, bn) {
 
 # LP of eq. align4 in the raw weights alpha: min ||vec(sum alpha_i K_i)||_1
 # s.t. alpha >= 0, sum alpha_i <K_i, Y> = 1.  Returns gamma = alpha * ||K_i||_F.
-align_lp <- function(x, kernels, st, fro) {
-  m <- length(kernels)
+align_lp <- function(gram_of, st, fro) {
+  m <- length(fro)
   if (all(st$min_entry >= 0)) {
     sol <- lpSolve::lp("min", st$l1, matrix(st$b, 1L), "=", 1)
     if (sol$status != 0L) stopf("The alignment LP failed (lpSolve status %d).", sol$status)
@@ -243,7 +338,7 @@ align_lp <- function(x, kernels, st, fro) {
   }
   # General case: absolute values through auxiliary variables on the pairs
   # (a <= b) where the base Grams differ in sign.
-  Ks <- lapply(kernels, function(k) core_kernel_matrix(k, x, NULL, kmaha_context()))
+  Ks <- lapply(seq_len(m), gram_of)
   up <- which(upper.tri(Ks[[1]], diag = TRUE))
   w <- ifelse(row(Ks[[1]])[up] == col(Ks[[1]])[up], 1, 2)
   V <- vapply(Ks, function(K) K[up], numeric(length(up)))

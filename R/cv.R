@@ -64,7 +64,8 @@
 #' @param learner `"nca"`, `"lmnn"`, `"dne"`, or a function `f(x, y, ...)`
 #'   returning a d x D map matrix, or an object holding one (an element `L`,
 #'   or a [transform_matrix()] method). See [kmaha()].
-#' @param kernels A non-empty list of kernel objects to choose from.
+#' @param kernels A non-empty list of kernel objects to choose from (kernlab
+#'   kernels and R functions too, see [kernel-sources]).
 #' @param folds Number of folds (a whole number >= 2), or a vector of fold
 #'   labels, one per row of `x`.
 #' @param k Neighbours of the kNN classifier that scores each fold.
@@ -108,6 +109,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   kernels <- check_kernel_list(kernels)
+  check_nystrom_kernels(kernels, landmarks, "kernels")
   learner_args <- check_learner_args(learner_args)
   spec <- learner_spec(learner, learner_args)
   k <- check_count(k, "k")

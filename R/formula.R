@@ -57,6 +57,10 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
 # The numeric predictor matrix for newdata, rebuilt with the training terms
 # when the model came from a formula.
 newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
+  # A precomputed kernel: new points come as their kernel rows.
+  if (model_precomputed(object)) {
+    return(check_precomputed_rows(newdata, ncol_train, object$feature_names, arg))
+  }
   if (is.null(object$terms)) {
     return(check_newdata(newdata, object$feature_names, ncol_train, arg))
   }

@@ -35,7 +35,12 @@
 #' (at least 1). KDNE costs \eqn{O(n^3)} time and \eqn{O(n^2)} memory.
 #'
 #' @inheritParams dne
-#' @param kernel A kernel object (see [kernels]).
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
+#'   kernel or an R function `k(x, y)` (see [kernel-sources]), or
+#'   `"precomputed"`: then `x` is the n x n Gram matrix of the training
+#'   points (`scale` does not apply) and [predict()][predict.kmaha_model]
+#'   takes the m x n kernel values of new points against the training
+#'   points as `newdata`.
 #' @param k Number of same-class and of other-class neighbours per point
 #'   (feature-space distance). Ignored when `targets` is given.
 #' @param dim Output dimension, between 1 and the number of training points,
@@ -65,9 +70,10 @@ kdne <- function(x, ...) UseMethod("kdne")
 kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
                          eps = 1e-8, targets = NULL, scale = TRUE, ...) {
   check_dots_empty("kdne()", ...)
-  x <- check_x(x, "x")
+  ki <- kernel_inputs(x, y, kernel)
+  kernel <- ki$kernel
+  x <- ki$x
   y <- check_y(y, nrow(x), "y")
-  check_kernel(kernel)
   ctx <- kmaha_context()
   spec <- public_spec("kdne", list(k = k, dim = dim, eps = eps, targets = targets))
   scale <- check_flag(scale, "scale")
@@ -77,11 +83,11 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   }
   if (is.null(targets)) check_class_sizes(y, spec$opts$k, "k")
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
-                   scale = if (scale) TRUE else NA, class = "kmaha_kdne",
+                   scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_kdne",
                    call = model_call(match.call(), "kdne"))
   fit$settings <- list(k = if (is.null(targets)) spec$opts$k else NA_integer_,
                        dim = nrow(fit$L), dim_rule = fit$dim_rule,
-                       eps = spec$opts$eps, scale = scale,
+                       eps = spec$opts$eps, scale = if (ki$precomputed) NA else scale,
                        targets = if (is.null(targets)) "feature space" else "supplied")
   fit
 }

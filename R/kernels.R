@@ -20,7 +20,11 @@
 #' @param scale Multiplier of the inner product: a single positive number.
 #' @param offset Constant added before the power: a single number >= 0.
 #' @return An object of class `kmaha_kernel`.
-#' @seealso [kernel_matrix()], [kernel_sum()], [paper_sigmas()]
+#' Kernels from elsewhere (kernlab kernel objects, R functions, precomputed
+#' Gram matrices) are described in [kernel-sources].
+#'
+#' @seealso [kernel_matrix()], [kernel_sum()], [paper_sigmas()],
+#'   [kernel-sources]
 #' @examples
 #' k <- rbf_kernel(sigma = 1)
 #' k
@@ -75,7 +79,9 @@ linear_kernel <- function() new_kernel("linear")
 #' semi-definite kernel. With `weights = NULL` all weights are 1: the
 #' *unweighted kernel* of the paper.
 #'
-#' @param kernels A list of kernel objects (see [kernels]).
+#' @param kernels A list of kernel objects (see [kernels]; kernlab kernels
+#'   and R functions too, see [kernel-sources]: a sum with such parts is
+#'   evaluated part by part, the built-in parts in one core call).
 #' @param weights `NULL` or non-negative finite numbers, one per kernel, not
 #'   all zero.
 #' @return A `kmaha_kernel` of type `"sum"`.
@@ -89,7 +95,7 @@ kernel_sum <- function(kernels, weights = NULL) {
       length(kernels) == 0L) {
     stopf("`kernels` must be a non-empty list of kernel objects, e.g. lapply(paper_sigmas(), rbf_kernel).")
   }
-  for (i in seq_along(kernels)) check_kernel(kernels[[i]], sprintf("kernels[[%d]]", i))
+  for (i in seq_along(kernels)) kernels[[i]] <- check_kernel(kernels[[i]], sprintf("kernels[[%d]]", i))
   if (is.null(weights)) weights <- rep(1, length(kernels))
   if (!is.numeric(weights) || length(weights) != length(kernels) ||
       anyNA(weights) || any(!is.finite(weights))) {
@@ -126,12 +132,15 @@ paper_kernels <- function() lapply(paper_sigmas(), rbf_kernel)
 
 #' Gram matrices
 #'
-#' Evaluates a kernel on all pairs of rows of `x` and `y` through matrix
-#' products (distances as \eqn{\|x\|^2 + \|y\|^2 - 2 x^\top y}), computed in
-#' the package's C++ core. For a sum of kernels the distances are computed
-#' once and shared.
+#' Evaluates a kernel on all pairs of rows of `x` and `y`. The built-in
+#' kernels are computed in the package's C++ core through matrix products
+#' (distances as \eqn{\|x\|^2 + \|y\|^2 - 2 x^\top y}); for a sum of
+#' kernels the distances are computed once and shared. R functions and
+#' kernlab kernels without a built-in equivalent are evaluated in R (see
+#' [kernel-sources]).
 #'
-#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
+#'   kernel or an R function (see [kernel-sources]).
 #' @param x A numeric matrix or data frame, one observation per row.
 #' @param y `NULL` (pairs within `x`) or data with the same columns as `x`.
 #' @return An `nrow(x)` by `nrow(y)` matrix.
@@ -141,7 +150,7 @@ paper_kernels <- function() lapply(paper_sigmas(), rbf_kernel)
 #' kernel_matrix(linear_kernel(), x, x[1:2, ])
 #' @export
 kernel_matrix <- function(kernel, x, y = NULL) {
-  check_kernel(kernel)
+  kernel <- check_kernel(kernel)
   x <- check_x(x, "x")
   if (!is.null(y)) {
     y <- check_x(y, "y")
@@ -150,22 +159,20 @@ kernel_matrix <- function(kernel, x, y = NULL) {
             ncol(y), ncol(x))
     }
   }
-  K <- core_kernel_matrix(kernel, x, y, kmaha_context())
+  K <- kernel_gram(kernel, x, y, kmaha_context())
   dimnames(K) <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
   K
 }
 
-check_kernel <- function(kernel, arg = "kernel") {
-  if (!inherits(kernel, "kmaha_kernel")) {
-    stopf("`%s` must be a kernel object such as rbf_kernel(1) or poly_kernel(2), not %s.",
-          arg, class(kernel)[1])
-  }
-  invisible(kernel)
+# The kernel an argument holds (see as_kernel() in R/kernel-sources.R:
+# kernel objects, kernlab kernels, R functions).
+check_kernel <- function(kernel, arg = "kernel", precomputed = FALSE) {
+  as_kernel(kernel, arg, precomputed)
 }
 
 #' @export
 format.kmaha_kernel <- function(x, ...) {
-  switch(x$type,
+  out <- switch(x$type,
     linear = "linear kernel <x, y>",
     rbf = sprintf("scaled RBF kernel exp(-|x - y|^2 / (2 D sigma^2)), sigma = %s",
                   format(x$sigma)),
@@ -177,7 +184,16 @@ format.kmaha_kernel <- function(x, ...) {
                    format(x$offset), format(x$degree)),
     sum = sprintf("sum of %d kernels (%d with non-zero weight)",
                   length(x$kernels), sum(x$weights > 0)),
+    r = sprintf("R function kernel '%s' (%s, evaluated in R)", x$name,
+                if (isTRUE(x$matrix)) "of two matrices" else "of two points, called once per pair"),
+    kernlab = sprintf("%s (evaluated in R by kernlab::kernelMatrix())", x$origin),
+    precomputed = if (is.null(x$label)) "precomputed kernel (Gram matrix given)" else
+      sprintf("precomputed kernel: Gram matrix %s", x$label),
     x$type)
+  if (!is.null(x$origin) && x$type %in% core_kernel_types) {
+    out <- sprintf("%s [%s]", out, x$origin)
+  }
+  out
 }
 
 #' @export

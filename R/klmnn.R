@@ -31,7 +31,12 @@
 #' plain KLMNN, which can collapse each class to a point (see [kmaha()]).
 #'
 #' @inheritParams lmnn
-#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
+#'   kernel or an R function `k(x, y)` (see [kernel-sources]), or
+#'   `"precomputed"`: then `x` is the n x n Gram matrix of the training
+#'   points (`scale` does not apply) and [predict()][predict.kmaha_model]
+#'   takes the m x n kernel values of new points against the training
+#'   points as `newdata`.
 #' @param dim Output dimension d: `NULL` (the rank of the centred Gram
 #'   matrix) or a whole number up to that rank.
 #' @param lambda `NULL` (the default weight, see Details) or a non-negative
@@ -58,9 +63,10 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
                           max_iter = 1000, tol = 1e-5, scale = TRUE,
                           verbose = FALSE, num_threads = NULL, ...) {
   check_dots_empty("klmnn()", ...)
-  x <- check_x(x, "x")
+  ki <- kernel_inputs(x, y, kernel)
+  kernel <- ki$kernel
+  x <- ki$x
   y <- check_y(y, nrow(x), "y")
-  check_kernel(kernel)
   ctx <- kmaha_context(num_threads)
   spec <- public_spec("klmnn", list(k = k, dim = dim, mu = mu, lambda = lambda,
                                     init = init, max_iter = max_iter, tol = tol,
@@ -68,12 +74,12 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   scale <- check_flag(scale, "scale")
   check_class_sizes(y, spec$opts$k, "k")
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
-                   scale = if (scale) TRUE else NA, class = "kmaha_klmnn",
+                   scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_klmnn",
                    call = model_call(match.call(), "klmnn"))
   o <- spec$opts
   fit$settings <- list(k = o$k, dim = nrow(fit$L), mu = o$mu,
                        lambda = fit$lambda, max_iter = o$max_iter,
-                       tol = o$tol, scale = scale, num_threads = ctx$threads)
+                       tol = o$tol, scale = if (ki$precomputed) NA else scale, num_threads = ctx$threads)
   fit
 }
 

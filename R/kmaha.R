@@ -23,7 +23,17 @@
 #' chosen by `neighbors`.
 #'
 #' **Kernel choice.**
-#' * a kernel object (e.g. `poly_kernel(2)`): used as given;
+#' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
+#'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
+#'   equal built-in kernel where there is one) or an R function `k(x, y)` or
+#'   [custom_kernel()], evaluated in R ([kernel-sources] says what is slow);
+#' * `"precomputed"`: `x` is the n x n Gram matrix of the training points,
+#'   used as given (`scale` does not apply, `neighbors` must be
+#'   `"feature"`, no `landmarks`), and `predict()` takes the m x n kernel
+#'   values of new points against the training points as `newdata`. The
+#'   choices below choose among kernel objects only; to combine several
+#'   Gram matrices, align them with [align_kernels()] (`kernels =
+#'   "precomputed"`) and fit its `gram` as a precomputed kernel;
 #' * `"linear"`: no KPCA at all — the original learner on the standardized
 #'   inputs;
 #' * `"cv"`: the best of `kernels` by stratified `cv_folds`-fold
@@ -84,21 +94,24 @@
 #'
 #' @param x A numeric matrix or data frame of inputs, one row per
 #'   observation (numeric or logical columns; see [nca()] for other column
-#'   types).
+#'   types). With `kernel = "precomputed"`, the n x n Gram matrix of the
+#'   training points.
 #' @param formula For the formula method, a formula such as `Species ~ .`
 #'   (first, or named `formula =` as for the other learners).
 #' @param y Class labels, one per row of `x`.
 #' @param learner `"nca"`, `"lmnn"`, `"dne"` or a learner function (see
 #'   Details).
-#' @param kernel A kernel object, or one of `"align"`, `"aligned"`,
-#'   `"align_lp"`, `"cv"`, `"unweighted"`, `"linear"`.
+#' @param kernel A kernel object (a kernlab kernel or an R function too,
+#'   see [kernel-sources]), or one of `"auto"`, `"align"`, `"aligned"`,
+#'   `"align_lp"`, `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`.
 #' @param k Neighbours of the kNN classifier (used by `predict()`, the
 #'   training accuracy and the cross-validation score).
 #' @param learner_args A named list of further learner arguments.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found.
-#' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`; the
-#'   paper's 21 scaled RBF kernels by default.
+#' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`
+#'   (kernel objects, kernlab kernels or R functions); the paper's 21 scaled
+#'   RBF kernels by default.
 #' @param cv_folds Number of cross-validation folds for `kernel = "cv"`.
 #' @param cv_strategy `"fast"` or `"exhaustive"`: the `strategy` of
 #'   [cv_kernel()] for `kernel = "cv"`.
@@ -173,7 +186,10 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
   neighbors <- match.arg(neighbors)
   cv_strategy <- match.arg(cv_strategy)
   landmark_method <- match.arg(landmark_method)
-  x <- check_x(x, "x")
+  choice <- resolve_kernel_choice(kernel)
+  pre <- isTRUE(choice$precomputed)
+  x <- if (pre) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
+    check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
   if (k > nrow(x) - 1L) {
@@ -185,9 +201,19 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
   learner_args <- check_learner_args(learner_args)
   spec <- learner_spec(learner, learner_args)
   if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
-  choice <- resolve_kernel_choice(kernel)
   if (choice$type %in% c("cv", "align", "align_lp", "unweighted", "auto")) {
     kernels <- check_kernel_list(kernels)
+    check_nystrom_kernels(kernels, landmarks, "kernels")
+  }
+  if (pre) {
+    if (!is.null(landmarks)) {
+      stopf("`landmarks` (the Nystrom method) needs kernel values against landmark points, which a precomputed Gram matrix does not give; use exact KPCA (landmarks = NULL).")
+    }
+    if (neighbors == "input") {
+      stopf("`neighbors = \"input\"` finds target neighbours in the input space, which a precomputed kernel does not have; use neighbors = \"feature\".")
+    }
+  } else if (choice$type == "kernel") {
+    check_nystrom_kernels(choice$kernel, landmarks)
   }
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
@@ -212,7 +238,9 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
 kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbors,
                               kernels, cv_folds, scale, rank, tol, seed,
                               cv_strategy, landmarks, landmark_method, call = NULL) {
-  prep <- fit_scaling(x, scale)
+  # A precomputed Gram matrix is used as given.
+  pre <- any(vapply(choices, function(ch) isTRUE(ch$precomputed), NA))
+  prep <- if (pre) NULL else fit_scaling(x, scale)
   xs <- apply_scaling(x, prep)
   # Landmark points are given in the units of x: scale them like x.
   landmarks <- kmaha_landmarks(landmarks, x, prep)
@@ -235,7 +263,8 @@ kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbo
     new_model(p, y, k, prep, sel$spec %||% spec, class = "kmaha_fit",
               settings = list(learner_args = learner_args, neighbors = neighbors,
                               cv_folds = cv_folds, cv_strategy = cv_strategy,
-                              scale = scale, rank = rank, tol = tol, seed = seed,
+                              scale = if (pre) NA else scale, rank = rank, tol = tol,
+                              seed = seed,
                               landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
                               landmark_method = landmark_method),
               call = call, feature_names = colnames(x), n_features = ncol(x),
@@ -252,16 +281,21 @@ kmaha_landmarks <- function(landmarks, x, prep) {
   apply_scaling(check_landmark_points(landmarks, x), prep)
 }
 
-kernel_choices <- c("auto", "align", "aligned", "align_lp", "cv", "unweighted", "linear")
+kernel_choices <- c("auto", "align", "aligned", "align_lp", "cv", "unweighted", "linear",
+                    "precomputed")
 
 resolve_kernel_choice <- function(kernel) {
-  if (inherits(kernel, "kmaha_kernel")) return(list(type = "kernel", kernel = kernel))
+  if (inherits(kernel, "kmaha_kernel") || is.function(kernel)) {
+    return(list(type = "kernel", kernel = check_kernel(kernel)))
+  }
+  if (identical(kernel, "precomputed")) {
+    return(list(type = "kernel", kernel = precomputed_kernel(), precomputed = TRUE))
+  }
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel) ||
       !(kernel %in% kernel_choices)) {
-    stopf("`kernel` must be a kernel object such as rbf_kernel(1), or one of %s.",
+    stopf("`kernel` must be a kernel object such as rbf_kernel(1), or one of %s; kernlab kernels and R functions k(x, y) work too (see ?`kernel-sources`).",
           paste(dQuote(kernel_choices, FALSE), collapse = ", "))
   }
   type <- if (kernel == "aligned") "align" else kernel
   list(type = type)
 }
-

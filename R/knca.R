@@ -12,10 +12,17 @@
 #' regulariser differs.
 #'
 #' Every prediction evaluates the kernel against all training points, which
-#' are therefore stored in the fitted object.
+#' are therefore stored in the fitted object (not with
+#' `kernel = "precomputed"`: new points then come as their kernel values
+#' against the training points).
 #'
 #' @inheritParams nca
-#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
+#'   kernel or an R function `k(x, y)` (see [kernel-sources]), or
+#'   `"precomputed"`: then `x` is the n x n Gram matrix of the training
+#'   points (`scale` does not apply) and [predict()][predict.kmaha_model]
+#'   takes the m x n kernel values of new points against the training
+#'   points as `newdata`.
 #' @param dim Output dimension d: `NULL` (the rank of the centred Gram
 #'   matrix) or a whole number between 1 and that rank (or up to the number
 #'   of training points with a `"random"` or matrix start).
@@ -46,19 +53,20 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
                          scale = TRUE, verbose = FALSE, num_threads = NULL,
                          ...) {
   check_dots_empty("knca()", ...)
-  x <- check_x(x, "x")
+  ki <- kernel_inputs(x, y, kernel)
+  kernel <- ki$kernel
+  x <- ki$x
   y <- check_y(y, nrow(x), "y")
-  check_kernel(kernel)
   ctx <- kmaha_context(num_threads)
   spec <- public_spec("knca", list(dim = dim, init = init, lambda = lambda,
                                    max_iter = max_iter, tol = tol, verbose = verbose))
   scale <- check_flag(scale, "scale")
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
-                   scale = if (scale) TRUE else NA, class = "kmaha_knca",
+                   scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_knca",
                    call = model_call(match.call(), "knca"))
   o <- spec$opts
   fit$settings <- list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
-                       max_iter = o$max_iter, tol = o$tol, scale = scale,
+                       max_iter = o$max_iter, tol = o$tol, scale = if (ki$precomputed) NA else scale,
                        num_threads = ctx$threads)
   fit
 }

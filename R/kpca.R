@@ -50,9 +50,9 @@
 #' **Nystrom method (large n).** Exact KPCA needs the n x n Gram matrix
 #' (3.2 GB at n = 20 000). `method = "nystrom"` (chosen by `"auto"` whenever
 #' `landmarks` is given) works with m landmark points \eqn{z_1, \dots, z_m}
-#' instead: with \eqn{W = k(Z, Z) = U S U^	op} and the kernel row
+#' instead: with \eqn{W = k(Z, Z) = U S U^\top} and the kernel row
 #' \eqn{c(x) = (k(x, z_1), \dots, k(x, z_m))}, the features
-#' \eqn{f(x) = S^{-1/2} U^	op c(x)} are the coordinates of
+#' \eqn{f(x) = S^{-1/2} U^\top c(x)} are the coordinates of
 #' \eqn{P\phi(x)}, the orthogonal projection of the feature vector onto the
 #' span of \eqn{\phi(z_1), \dots, \phi(z_m)} (directions of \eqn{W} with
 #' eigenvalue at most `tol` times the largest are dropped), and KPCA is the
@@ -82,10 +82,31 @@
 #' and usually leaves a smaller `residual` for the same m (O(n m D) extra
 #' time). A matrix of points (with the columns of `x`) is used as given.
 #'
+#' **Kernels from elsewhere** ([kernel-sources]). `kernel` may also be a
+#' kernlab kernel (translated into the built-in equivalent where there is
+#' one, e.g. `kernlab::rbfdot(sigma)`), an R function `k(x, y)` or
+#' [custom_kernel()] (evaluated in R: the Gram matrix, then the core's
+#' decomposition; new points are projected in blocks of rows), or
+#' `"precomputed"`: then `x` is the n x n Gram matrix of the training
+#' points, no inputs are stored, and [predict()][predict.kmaha_kpca] takes
+#' the m x n kernel values of new points against the training points. The
+#' Nystrom method needs a kernel the core evaluates.
+#'
+#' **kernlab's `kpca()`.** kernlab has a `kpca()` too. When kernlab is
+#' attached after kmaha, its `kpca()` masks this one (kmaha says so when
+#' that happens), and a call meant for kmaha fails inside kernlab with
+#' "'what' must be a function or character string". Call `kernel_pca()`,
+#' an alias of this function that kernlab does not mask, or `kmaha::kpca()`.
+#' Conversely, when kmaha is attached after kernlab, calls in kernlab's style
+#' (a formula, `kpar`, `features`, a kernel name such as `"rbfdot"`) stop
+#' with a message pointing to `kernlab::kpca()`.
+#'
 #' @param x Training data: a numeric matrix or data frame, one observation
 #'   per row. KPCA does not rescale columns; standardize them first if their
-#'   units differ.
-#' @param kernel A kernel object (see [kernels], [kernel_sum()]).
+#'   units differ. With `kernel = "precomputed"`, the n x n Gram matrix.
+#' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
+#'   kernel, an R function of two points (see [kernel-sources]), or
+#'   `"precomputed"`.
 #' @param rank `NULL` (keep every component above `tol`) or the maximum
 #'   number of components, a whole number between 1 and `nrow(x)`. Fewer are
 #'   kept when fewer eigenvalues exceed the tolerance.
@@ -98,6 +119,8 @@
 #'   the Nystrom method.
 #' @param landmark_method How `landmarks = m` chooses the landmarks among
 #'   the rows of `x`: `"random"` or `"kmeans++"` (see Nystrom method).
+#' @param ... Must be empty (a misspelt argument, or one of kernlab's
+#'   `kpca()`, is an error).
 #' @return An object of class `kmaha_kpca`, a list with
 #'   * `coords`: the n x r training coordinates (columns `PC1`, ...);
 #'   * `eigenvalues`: the r kept eigenvalues of \eqn{K_c}, decreasing;
@@ -132,12 +155,33 @@
 #' kn <- kpca(x, rbf_kernel(1), landmarks = 30, landmark_method = "kmeans++")
 #' kn
 #' predict(kn, x[c(1, 51, 101), ])[, 1:2]
+#' # a precomputed Gram matrix; new points as their kernel rows
+#' K <- kernel_matrix(rbf_kernel(1), x[1:100, ])
+#' kg <- kpca(K, "precomputed", rank = 3)
+#' predict(kg, kernel_matrix(rbf_kernel(1), x[101:103, ], x[1:100, ]))
+#' # kernel_pca() is the same function, under a name kernlab does not mask;
+#' # kernlab kernels are accepted
+#' if (requireNamespace("kernlab", quietly = TRUE)) {
+#'   print(kernel_pca(x, kernlab::rbfdot(sigma = 0.5), rank = 2))
+#' }
 #' @export
 kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
                  method = c("auto", "full", "truncated", "nystrom"),
-                 landmarks = NULL, landmark_method = c("random", "kmeans++")) {
-  check_kernel(kernel)
-  x <- check_x(x, "x")
+                 landmarks = NULL, landmark_method = c("random", "kmeans++"), ...) {
+  kernlab_style <- "This is kmaha's kpca(); kernlab's is kernlab::kpca() (kmaha's takes a matrix `x`, a kernel object, `rank` and `tol`)."
+  check_dots_empty("kpca()", ..., hint = kernlab_style)
+  if (inherits(x, "formula")) {
+    stopf("`x` is a formula, but kmaha's kpca() takes a numeric matrix or data frame. %s",
+          kernlab_style)
+  }
+  if (is.character(kernel) && length(kernel) == 1L && !identical(kernel, "precomputed") &&
+      grepl("dot$", kernel)) {
+    stopf("`kernel` is the kernlab kernel name \"%s\". kmaha's kpca() takes kernel objects, kernlab's too: e.g. kernlab::%s(...) with its parameters. %s",
+          kernel, kernel, kernlab_style)
+  }
+  kernel <- check_kernel(kernel, precomputed = TRUE)
+  pre <- is_precomputed(kernel)
+  x <- if (pre) check_precomputed_gram(x, "x") else check_x(x, "x")
   method <- match.arg(method)
   landmark_method <- match.arg(landmark_method)
   if (!is.null(landmarks) && method %in% c("full", "truncated")) {
@@ -147,26 +191,43 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   if (method == "nystrom" && is.null(landmarks)) {
     stopf("`method = \"nystrom\"` needs `landmarks`: a number of landmark points (e.g. 500) or a matrix of landmark points.")
   }
+  check_nystrom_kernels(kernel, landmarks)
   ctx <- kmaha_context()
-  warn_degenerate_kernel(kernel, x, ctx = ctx)
-  fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx)
+  gram <- feature_gram(kernel, x, ctx, exact = is.null(landmarks))
+  warn_degenerate_kernel(kernel, x, gram, ctx = ctx)
+  fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx,
+                    gram = gram)
   fit$kernel <- kernel
   fit$call <- match.call()
   class(fit) <- "kmaha_kpca"
   fit
 }
 
+#' @rdname kpca
+#' @export
+kernel_pca <- kpca
+
 # The KPCA stage shared by kpca() and the pipeline's feature map (checked
 # inputs): exact KPCA, or the Nystrom method when `landmarks` is given.
-kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method, ctx) {
+# `gram`: the training Gram matrix when the kernel is evaluated in R (or
+# precomputed: then x is the Gram matrix and no inputs are stored).
+kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method,
+                       ctx, gram = NULL) {
   if (!is.null(landmarks)) {
+    check_nystrom_kernels(kernel, landmarks)
     fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method, ctx)
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
-    fit <- kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx),
-                     "`kernel` on `x`: ", n = nrow(x))
+    fit <- if (is.null(gram)) {
+      kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx),
+                "`kernel` on `x`: ", n = nrow(x))
+    } else {
+      kpca_call(core_kpca_gram(gram, args$rank, args$tol, args$method, ctx),
+                if (is_precomputed(kernel)) "the Gram matrix `x`: " else "`kernel` on `x`: ",
+                n = nrow(x))
+    }
     fit <- kpca_finish(fit, args, rownames(x))
-    fit$x <- x
+    fit$x <- if (is_precomputed(kernel)) NULL else x
   }
   fit$kernel <- kernel
   fit
@@ -235,7 +296,9 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method, ctx) {
 #'
 #' @param object A `kmaha_kpca` object from [kpca()].
 #' @param newdata New observations with the training columns (a matrix or a
-#'   data frame); `NULL` returns the training coordinates.
+#'   data frame); `NULL` returns the training coordinates. For a precomputed
+#'   kernel, the m x n matrix of kernel values of the new points (rows)
+#'   against the n training points (columns).
 #' @param ... Unused.
 #' @return A `nrow(newdata)` by `object$rank` matrix of coordinates.
 #' @examples
@@ -245,15 +308,24 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method, ctx) {
 predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
   check_dots_empty("predict()", ..., hint = "predict() of a kpca() fit takes `newdata` only.")
   if (is.null(newdata)) return(object$coords)
+  ctx <- kmaha_context()
   if (identical(object$method, "nystrom")) {
     z0 <- object$landmarks
     x <- check_newdata(newdata, colnames(z0), ncol(z0))
     z <- core_nystrom_project(object$kernel, x, z0, object$projection,
-                              object$col_means, kmaha_context())
+                              object$col_means, ctx)
+  } else if (is_precomputed(object$kernel)) {
+    x <- check_precomputed_rows(newdata, length(object$col_means),
+                                rownames(object$projection))
+    if (anyNA(x)) {
+      stopf("`newdata` contains missing kernel values; a kpca() fit projects complete rows only.")
+    }
+    z <- core_kpca_project(x, object$projection, object$col_means,
+                           object$grand_mean, ctx)
   } else {
     x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
-    z <- core_kpca_project_kernel(object$kernel, x, object$x, object$projection,
-                                  object$col_means, object$grand_mean, kmaha_context())
+    z <- kpca_project_rows(object$kernel, x, object$x, object$projection,
+                           object$col_means, object$grand_mean, ctx)
   }
   if (anyNA(z)) {
     stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
@@ -266,9 +338,9 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
 print.kmaha_kpca <- function(x, ...) {
   cat("<kmaha KPCA> ", format(x$kernel), "\n", sep = "")
   nys <- identical(x$method, "nystrom")
-  cat(sprintf("  training points: %d   inputs: %d   components kept: %d (%s solver)\n",
-              nrow(x$coords), if (nys) ncol(x$landmarks) else ncol(x$x), x$rank,
-              x$method))
+  inputs <- if (nys) ncol(x$landmarks) else if (is.null(x$x)) "Gram matrix" else ncol(x$x)
+  cat(sprintf("  training points: %d   inputs: %s   components kept: %d (%s solver)\n",
+              nrow(x$coords), inputs, x$rank, x$method))
   if (nys) {
     cat(sprintf("  landmarks: %d (%s), landmark rank %d; mean squared distance to their span: %.4g\n",
                 nrow(x$landmarks), x$landmark_method, x$landmark_rank, x$residual))

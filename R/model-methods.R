@@ -338,8 +338,9 @@ print.kmaha_model <- function(x, ...) {
   cat(sprintf("<kmaha %s> %s\n", model_label(x), model_title(x)))
   kl <- model_kernel_label(x)
   if (!is.null(kl)) cat("  kernel: ", kl, "\n", sep = "")
-  cat(sprintf("  %d training points, %d inputs, %d classes; map: %d x %d on the %s\n",
-              length(x$y), x$n_features, nlevels(x$y), nrow(x$L), ncol(x$L),
+  cat(sprintf("  %d training points, %s, %d classes; map: %d x %d on the %s\n",
+              length(x$y), if (model_precomputed(x)) "a precomputed Gram matrix"
+              else sprintf("%d inputs", x$n_features), nlevels(x$y), nrow(x$L), ncol(x$L),
               model_coords_label(x)))
   note <- map_rank_note(x$L, x$settings)
   if (!is.null(note)) cat("  (", note, ")\n", sep = "")
@@ -371,6 +372,7 @@ summary.kmaha_model <- function(object, ...) {
     candidates = if (!is.null(ch$cv)) summary(ch$cv)$table,
     alignment = if (!is.null(ch$alignment)) summary(ch$alignment)$kernels,
     n = length(object$y), n_features = object$n_features,
+    precomputed = model_precomputed(object),
     coords = model_coords_label(object), dim = dim(object$L),
     rank_note = map_rank_note(object$L, object$settings),
     solution = if (method %in% c("dne", "kdne")) cv$message,
@@ -406,8 +408,9 @@ print.summary.kmaha_model <- function(x, ...) {
     cat("Aligned combination (base kernels with non-zero weight):\n")
     print(x$alignment, row.names = FALSE, digits = 4)
   }
-  cat(sprintf("Training points: %d, inputs: %d, learner coordinates: %s, map: %d x %d\n",
-              x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
+  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
+              x$n, if (isTRUE(x$precomputed)) "precomputed Gram matrix" else x$n_features,
+              x$coords, x$dim[1], x$dim[2]))
   if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
   if (!is.null(x$variance_kept)) {
     cat(sprintf("  share of the feature-space variance in the KPCA coordinates: %.4f\n",

@@ -32,9 +32,12 @@ fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
     identity = list(state = list(type = "identity"), coords = xs, reg = NULL,
                     describe = sprintf("%d standardized input columns", ncol(xs))),
     kpca = {
-      if (warn) warn_degenerate_kernel(fspec$kernel, xs, ctx = ctx)
+      # A kernel evaluated in R (or a precomputed one: xs is its Gram
+      # matrix) is evaluated once, for the check and the fit.
+      gram <- feature_gram(fspec$kernel, xs, ctx, exact = is.null(fspec$landmarks))
+      if (warn) warn_degenerate_kernel(fspec$kernel, xs, gram, ctx = ctx)
       fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, "auto",
-                        fspec$landmarks, fspec$landmark_method, ctx)
+                        fspec$landmarks, fspec$landmark_method, ctx, gram = gram)
       coords <- fit$coords
       fit$coords <- NULL
       fit$type <- if (identical(fit$method, "nystrom")) "nystrom" else "kpca"
@@ -42,24 +45,45 @@ fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
            describe = sprintf("%d KPCA components", ncol(coords)))
     },
     kernel_rows = {
-      K <- core_kernel_matrix(fspec$kernel, xs, NULL, ctx)
+      K <- if (is_precomputed(fspec$kernel)) xs else kernel_gram(fspec$kernel, xs, NULL, ctx)
       K <- (K + t(K)) / 2
       if (warn) warn_degenerate_kernel(fspec$kernel, xs, K, ctx = ctx)
-      list(state = list(type = "kernel_rows", kernel = fspec$kernel, x = xs),
-           coords = K, reg = K,
+      # A precomputed kernel stores no training inputs: new points come as
+      # their kernel rows.
+      state <- if (is_precomputed(fspec$kernel)) {
+        list(type = "kernel_rows", kernel = fspec$kernel, x = NULL, n = nrow(K))
+      } else {
+        list(type = "kernel_rows", kernel = fspec$kernel, x = xs)
+      }
+      list(state = state, coords = K, reg = K,
            describe = sprintf("%d kernel rows", ncol(K)))
     })
 }
 
-# Coordinates of new (scaled) rows under a fitted feature map.
+# The training Gram matrix of a kernel the core does not evaluate: computed
+# in R, or (precomputed) the input itself; NULL for built-in kernels, which
+# the core evaluates where it needs them.  exact = FALSE (Nystrom) needs none.
+feature_gram <- function(kernel, xs, ctx, exact = TRUE) {
+  if (!exact || kernel_in_core(kernel)) return(NULL)
+  if (is_precomputed(kernel)) return(xs)
+  kernel_gram(kernel, xs, NULL, ctx)
+}
+
+# Coordinates of new (scaled) rows under a fitted feature map.  For a
+# precomputed kernel the rows are kernel values against the training points.
 feature_transform <- function(state, xs, ctx) {
+  pre <- !is.null(state$kernel) && is_precomputed(state$kernel)
   z <- switch(state$type,
     identity = xs,
-    kpca = core_kpca_project_kernel(state$kernel, xs, state$x, state$projection,
-                                    state$col_means, state$grand_mean, ctx),
+    kpca = if (pre) {
+      core_kpca_project(xs, state$projection, state$col_means, state$grand_mean, ctx)
+    } else {
+      kpca_project_rows(state$kernel, xs, state$x, state$projection,
+                        state$col_means, state$grand_mean, ctx)
+    },
     nystrom = core_nystrom_project(state$kernel, xs, state$landmarks,
                                    state$projection, state$col_means, ctx),
-    kernel_rows = core_kernel_matrix(state$kernel, xs, state$x, ctx))
+    kernel_rows = if (pre) xs else kernel_gram(state$kernel, xs, state$x, ctx))
   if (state$type != "identity" && anyNA(z)) {
     stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
   }
@@ -69,7 +93,7 @@ feature_transform <- function(state, xs, ctx) {
 # Number of coordinates a fitted feature map produces.
 feature_dim <- function(state, D) {
   switch(state$type, identity = D, kpca = , nystrom = ncol(state$projection),
-         kernel_rows = nrow(state$x))
+         kernel_rows = state$n %||% nrow(state$x))
 }
 
 # --------------------------------------------------------------------------

@@ -291,12 +291,14 @@ kernel_degeneracy <- function(kernel, x, K = NULL, ctx = kmaha_context()) {
   if (n < 2L) return(NULL)
   idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
   xs <- x[idx, , drop = FALSE]
-  Ks <- if (is.null(K)) core_kernel_matrix(kernel, xs, NULL, ctx) else K[idx, idx, drop = FALSE]
+  Ks <- if (is.null(K)) kernel_gram(kernel, xs, NULL, ctx) else K[idx, idx, drop = FALSE]
   top <- max(abs(Ks))
   if (!is.finite(top) || top == 0) return(NULL)
   dg <- diag(Ks)
   d2 <- outer(dg, dg, "+") - 2 * Ks
-  pairs <- upper.tri(d2) & as.matrix(stats::dist(xs)) > 0
+  # A precomputed kernel has no inputs: every pair counts.
+  pairs <- upper.tri(d2)
+  if (!is_precomputed(kernel)) pairs <- pairs & as.matrix(stats::dist(xs)) > 0
   if (!any(pairs)) return(NULL)
   d <- d2[pairs]
   if (max(d) <= 1e-8 * top) return("constant")
