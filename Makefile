@@ -15,6 +15,13 @@
 # The targets are incremental: the tarball is rebuilt and reinstalled only
 # when a package file changed (stamps in .make/).  Build and install output
 # goes to .make/*.log; a failing step prints the tail of its log.
+#
+# The tarball carries built vignettes, so that vignette("reproduction") works
+# after make demo / make test.  Building them needs the package compiled (R
+# CMD build installs it into a temporary library), and R CMD INSTALL
+# compiles it again; with ccache (installed by make deps) the second compile,
+# and any rebuild after changes that leave src/ and inst/include/ alone,
+# reuse the first one's object files.
 
 PKG      := kmaha
 VERSION  := $(shell sed -n 's/^Version: *//p' DESCRIPTION)
@@ -33,12 +40,25 @@ DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-rspectra r-cran-future r-cran-future.apply r-cran-progressr \
   r-cran-quadprog r-cran-lpsolve r-cran-testthat r-cran-kernlab \
   r-cran-mlbench r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
-  r-cran-class r-cran-roxygen2 pandoc qpdf
+  r-cran-class r-cran-roxygen2 pandoc qpdf ccache
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \
   quadprog lpSolve testthat kernlab mlbench caret knitr rmarkdown callr class
 # Files that go into the tarball (bench/, tools/ and .ci/ do not).
 PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/null | \
   grep -Ev '^(bench|tools|\.ci)/|^Makefile$$' | while read f; do [ -f "$$f" ] && echo "$$f"; done)
+
+# Compilers behind ccache, when it is installed: a Makevars file of our own
+# (R_MAKEVARS_USER) that puts ccache in front of R's configured compilers.
+# The object files keep no absolute paths of the (temporary) build
+# directories, so hits do not depend on where R unpacks the sources.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+  CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
+  COMPILE_ENV := R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true
+else
+  CCACHE_MAKEVARS :=
+  COMPILE_ENV :=
+endif
 
 # $(call logged,NAME,COMMAND): run COMMAND with its output in .make/NAME.log;
 # on failure print the log's tail and stop.
@@ -58,13 +78,18 @@ $(STAMPS)/deps: DESCRIPTION
 	fi
 	@touch $@
 
-$(TARBALL): $(STAMPS)/deps $(PKG_FILES)
-	$(call logged,build,R CMD build --no-build-vignettes --no-manual .)
+$(STAMPS)/Makevars-ccache: $(STAMPS)/deps
+	@for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
+	  c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
+	done > $@; true
+
+$(TARBALL): $(STAMPS)/deps $(CCACHE_MAKEVARS) $(PKG_FILES)
+	$(call logged,build,$(COMPILE_ENV) R CMD build --no-manual .)
 
 install: $(STAMPS)/installed$(subst /,_,$(LIB))
 $(STAMPS)/installed$(subst /,_,$(LIB)): $(TARBALL)
 	@$(if $(LIB),mkdir -p $(LIB))
-	$(call logged,install,R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
+	$(call logged,install,$(COMPILE_ENV) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
 	@touch $@
 
 demo: install
