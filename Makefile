@@ -7,6 +7,9 @@
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
 #   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make suggests  installs the suggested tidymodels and mlr3 packages into
+#                  SUGGESTS_LIB (not needed by demo or test, whose adapter
+#                  tests skip without them; used by check and CI)
 # Elsewhere: install the R packages listed in DESCRIPTION, then
 #   R CMD build . && R CMD INSTALL kmaha_*.tar.gz
 # LIB=dir installs into (and tests from) the R library dir instead of the
@@ -33,6 +36,10 @@ ifneq ($(LIB),)
   LIB_ARG := --library=$(abspath $(LIB))
   export R_LIBS := $(abspath $(LIB))$(if $(R_LIBS),:$(R_LIBS))
 endif
+# The suggested modelling frameworks (tidymodels, mlr3) live in a library of
+# their own, put first on R_LIBS only where they are wanted (make check, CI):
+# they bring newer versions of some of Debian's R packages.
+SUGGESTS_LIB ?= /usr/local/lib/R/kmaha-suggests
 # The paper's UCI datasets, when present beside the checkout (tests skip otherwise).
 export KMAHA_DATA_DIR ?= $(abspath ../shared/data)
 
@@ -66,7 +73,7 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests
 
 deps: $(STAMPS)/deps
 $(STAMPS)/deps: DESCRIPTION
@@ -98,13 +105,19 @@ demo: install
 test: install
 	$(RSCRIPT) tools/run-tests.R
 
+suggests: $(STAMPS)/deps
+	tools/install-suggests.sh $(SUGGESTS_LIB)
+
 # The shared library is stripped of debug information, as CRAN does; without
 # the LaTeX package inconsolata (texlive-fonts-extra) the PDF manual uses
-# the default monospaced font.
-check: $(STAMPS)/deps
-	$(call logged,build-check,R CMD build .)
+# the default monospaced font.  The check needs every suggested package (a
+# missing one is a NOTE, and --as-cran then looks its maintainer up on CRAN,
+# which fails offline), so it runs with SUGGESTS_LIB first on R_LIBS.
+check: $(STAMPS)/deps suggests
+	$(call logged,build-check,R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} R CMD build .)
 	$(if $(shell kpsewhich inconsolata.sty 2>/dev/null),,R_RD4PDF="times,hyper") \
 	  _R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" \
+	  R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
 	  _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
 
 # Sanitizers: the package is built from the tarball (so no object file of a

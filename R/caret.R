@@ -100,7 +100,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     expand.grid(vals[params], KEEP.OUT.ATTRS = FALSE)
   }
 
-  fit <- function(x, y, wts, param, lev, last, weights, classProbs, ...) {
+  fit <- function(x, y, wts = NULL, param, lev, last, weights, classProbs, ...) {
     if (!is.null(wts)) {
       warning(sprintf("kmaha_caret(\"%s\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
                       method), call. = FALSE)

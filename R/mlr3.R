@@ -36,6 +36,9 @@
 #' learner$predict(task, row_ids = seq(2, 150, by = 20))
 NULL
 
+# R6 methods refer to the object as `self` and to the parent class as `super`.
+utils::globalVariables(c("self", "super"))
+
 # The R6 class, built when mlr3 is loaded (it inherits from
 # mlr3::LearnerClassif, which exists only then).
 mlr3_learner_class <- function() {
