@@ -14,8 +14,8 @@
 #' * `k` (integer, default 1): neighbours of the kNN vote; used at predict
 #'   time, so changing it needs no refit.
 #' * `learner`: `"nca"` (default), `"lmnn"`, `"dne"` or a learner function.
-#' * `kernel`: a kernel object or `"align"` (default), `"align_lp"`, `"cv"`,
-#'   `"unweighted"`, `"linear"`.
+#' * `kernel`: a kernel object or a kernel choice (`"align"`, `"align_lp"`,
+#'   `"cv"`, `"unweighted"`, `"linear"`); unset, kmaha()'s default.
 #' * `sigma` (number > 0, unset by default): when set, the kernel is
 #'   `rbf_kernel(sigma)`, replacing `kernel` (for tuning the bandwidth).
 #' * `learner_args`, `neighbors`, `kernels`, `cv_folds`, `cv_strategy`,
@@ -50,7 +50,7 @@ mlr3_learner_class <- function() {
           k = paradox::p_int(lower = 1L, default = 1L, tags = c("train", "predict")),
           learner = paradox::p_uty(default = "nca", tags = "train",
                                    custom_check = mlr3_check_learner),
-          kernel = paradox::p_uty(default = "align", tags = "train"),
+          kernel = paradox::p_uty(tags = "train"),
           sigma = paradox::p_dbl(lower = 0, tags = "train"),
           learner_args = paradox::p_uty(default = list(), tags = "train"),
           neighbors = paradox::p_fct(c("feature", "input"), default = "feature",

@@ -27,7 +27,9 @@
 #' @param outcome The factor outcome that supervises the embedding: `NULL`
 #'   (the recipe's single outcome), a column name, or `vars(name)`.
 #' @param learner,kernel,learner_args Passed to [kmaha()]; `learner` is
-#'   `"nca"` (default), `"lmnn"`, `"dne"` or a learner function.
+#'   `"nca"` (default), `"lmnn"`, `"dne"` or a learner function; `kernel`
+#'   is a kernel object or a kernel choice such as `"align"` or `"cv"`
+#'   (`NULL`: kmaha()'s default).
 #' @param num_comp `NULL` or the output dimension: passed to the learner as
 #'   `learner_args$dim`.
 #' @param sigma `NULL`, or a bandwidth: the kernel is then
@@ -59,7 +61,7 @@
 #' tidy(prepped, number = 1)
 #' @export
 step_kmaha <- function(recipe, ..., role = "predictor", trained = FALSE,
-                       outcome = NULL, learner = "nca", kernel = "align",
+                       outcome = NULL, learner = "nca", kernel = NULL,
                        num_comp = NULL, sigma = NULL, learner_args = list(),
                        options = list(), seed = sample.int(10^5, 1),
                        prefix = "kmaha_", keep_original_cols = FALSE,
@@ -130,8 +132,8 @@ step_kmaha_args <- function(x) {
   learner_args <- x$learner_args
   if (!is.null(x$num_comp)) learner_args$dim <- as.integer(x$num_comp)
   kernel <- if (is.null(x$sigma)) x$kernel else rbf_kernel(x$sigma)
-  c(list(learner = x$learner, kernel = kernel, learner_args = learner_args),
-    x$options)
+  args <- list(learner = x$learner, kernel = kernel, learner_args = learner_args)
+  c(args[!vapply(args, is.null, NA)], x$options)
 }
 
 # Evaluate `expr` from the random state set by `seed`, then restore the
@@ -201,6 +203,7 @@ step_kmaha_learner_label <- function(learner) {
 }
 step_kmaha_kernel_label <- function(x) {
   if (!is.null(x$sigma)) return(sprintf("rbf sigma = %s", format(x$sigma)))
+  if (is.null(x$kernel)) return("default kernel")
   if (is.character(x$kernel)) return(x$kernel[1])
   if (inherits(x$kernel, "kmaha_kernel")) return(format(x$kernel))
   "kernel"

@@ -135,3 +135,15 @@ test_that("a custom learner function and num_comp reach kmaha()", {
   expect_identical(names(out), c("Species", "kmaha_1", "kmaha_2"))
   expect_match(printed_text(rec), "custom learner")
 })
+
+test_that("without kernel or sigma the step uses kmaha()'s default kernel choice", {
+  skip_without("recipes")
+  s <- iris_split()
+  rec <- step_kmaha(recipes::recipe(Species ~ ., data = s$train),
+                    recipes::all_numeric_predictors(), learner = "dne")
+  baked <- recipes::bake(recipes::prep(rec), new_data = s$test)
+  direct <- kmaha(s$train[, 1:4], s$train$Species, learner = "dne")
+  expect_equal(unname(as.matrix(baked[, -1])),
+               unname(predict(direct, s$test[, 1:4], type = "transform")))
+  expect_match(printed_text(rec), "kmaha embedding \\(dne, default kernel\\)")
+})
