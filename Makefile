@@ -7,6 +7,9 @@
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
 #   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make suggests  installs the suggested tidymodels and mlr3 packages into
+#                  SUGGESTS_LIB (not needed by demo or test, whose adapter
+#                  tests skip without them; used by check and CI)
 # Elsewhere: install the R packages listed in DESCRIPTION, then
 #   R CMD build . && R CMD INSTALL kmaha_*.tar.gz
 # LIB=dir installs into (and tests from) the R library dir instead of the
@@ -15,6 +18,13 @@
 # The targets are incremental: the tarball is rebuilt and reinstalled only
 # when a package file changed (stamps in .make/).  Build and install output
 # goes to .make/*.log; a failing step prints the tail of its log.
+#
+# The tarball carries built vignettes, so that vignette("reproduction") works
+# after make demo / make test.  Building them needs the package compiled (R
+# CMD build installs it into a temporary library), and R CMD INSTALL
+# compiles it again; with ccache (installed by make deps) the second compile,
+# and any rebuild after changes that leave src/ and inst/include/ alone,
+# reuse the first one's object files.
 
 PKG      := kmaha
 VERSION  := $(shell sed -n 's/^Version: *//p' DESCRIPTION)
@@ -26,6 +36,10 @@ ifneq ($(LIB),)
   LIB_ARG := --library=$(abspath $(LIB))
   export R_LIBS := $(abspath $(LIB))$(if $(R_LIBS),:$(R_LIBS))
 endif
+# The suggested modelling frameworks (tidymodels, mlr3) live in a library of
+# their own, put first on R_LIBS only where they are wanted (make check, CI):
+# they bring newer versions of some of Debian's R packages.
+SUGGESTS_LIB ?= /usr/local/lib/R/kmaha-suggests
 # The paper's UCI datasets, when present beside the checkout (tests skip otherwise).
 export KMAHA_DATA_DIR ?= $(abspath ../shared/data)
 
@@ -33,12 +47,25 @@ DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-rspectra r-cran-future r-cran-future.apply r-cran-progressr \
   r-cran-quadprog r-cran-lpsolve r-cran-testthat r-cran-kernlab \
   r-cran-mlbench r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
-  r-cran-class r-cran-roxygen2 pandoc qpdf
+  r-cran-class r-cran-roxygen2 pandoc qpdf ccache
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \
   quadprog lpSolve testthat kernlab mlbench caret knitr rmarkdown callr class
 # Files that go into the tarball (bench/, tools/ and .ci/ do not).
 PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/null | \
   grep -Ev '^(bench|tools|\.ci)/|^Makefile$$' | while read f; do [ -f "$$f" ] && echo "$$f"; done)
+
+# Compilers behind ccache, when it is installed: a Makevars file of our own
+# (R_MAKEVARS_USER) that puts ccache in front of R's configured compilers.
+# The object files keep no absolute paths of the (temporary) build
+# directories, so hits do not depend on where R unpacks the sources.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+  CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
+  COMPILE_ENV := R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true
+else
+  CCACHE_MAKEVARS :=
+  COMPILE_ENV :=
+endif
 
 # $(call logged,NAME,COMMAND): run COMMAND with its output in .make/NAME.log;
 # on failure print the log's tail and stop.
@@ -46,7 +73,7 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests
 
 deps: $(STAMPS)/deps
 $(STAMPS)/deps: DESCRIPTION
@@ -58,13 +85,18 @@ $(STAMPS)/deps: DESCRIPTION
 	fi
 	@touch $@
 
-$(TARBALL): $(STAMPS)/deps $(PKG_FILES)
-	$(call logged,build,R CMD build --no-build-vignettes --no-manual .)
+$(STAMPS)/Makevars-ccache: $(STAMPS)/deps
+	@for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
+	  c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
+	done > $@; true
+
+$(TARBALL): $(STAMPS)/deps $(CCACHE_MAKEVARS) $(PKG_FILES)
+	$(call logged,build,$(COMPILE_ENV) R CMD build --no-manual .)
 
 install: $(STAMPS)/installed$(subst /,_,$(LIB))
 $(STAMPS)/installed$(subst /,_,$(LIB)): $(TARBALL)
 	@$(if $(LIB),mkdir -p $(LIB))
-	$(call logged,install,R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
+	$(call logged,install,$(COMPILE_ENV) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
 	@touch $@
 
 demo: install
@@ -73,13 +105,19 @@ demo: install
 test: install
 	$(RSCRIPT) tools/run-tests.R
 
+suggests: $(STAMPS)/deps
+	tools/install-suggests.sh $(SUGGESTS_LIB)
+
 # The shared library is stripped of debug information, as CRAN does; without
 # the LaTeX package inconsolata (texlive-fonts-extra) the PDF manual uses
-# the default monospaced font.
-check: $(STAMPS)/deps
-	$(call logged,build-check,R CMD build .)
+# the default monospaced font.  The check needs every suggested package (a
+# missing one is a NOTE, and --as-cran then looks its maintainer up on CRAN,
+# which fails offline), so it runs with SUGGESTS_LIB first on R_LIBS.
+check: $(STAMPS)/deps suggests
+	$(call logged,build-check,R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} R CMD build .)
 	$(if $(shell kpsewhich inconsolata.sty 2>/dev/null),,R_RD4PDF="times,hyper") \
 	  _R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" \
+	  R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
 	  _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
 
 # Sanitizers: the package is built from the tarball (so no object file of a

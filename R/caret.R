@@ -23,6 +23,15 @@
 #' Inputs are standardized on each training resample. Class levels must be
 #' valid R names when `classProbs = TRUE` (a caret requirement).
 #'
+#' `k` only enters the kNN vote, not the learned metric, so every model has a
+#' `loop` (caret's submodels): caret fits one model per combination of the
+#' other parameters and predicts each `k` of the grid from it. A grid of one
+#' kernel and four values of `k` costs one fit per resample, not four, and
+#' gives the same results as fitting each `k` on its own.
+#'
+#' Case weights (`weights` of [caret::train()]) are not supported: the
+#' learners ignore them, and `fit` says so in a warning.
+#'
 #' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
 #'   `"kdne"`.
 #' @param ... Further fixed arguments passed to the learner, e.g.
@@ -32,8 +41,8 @@
 #'   for the target-neighbour methods), `targets` (row indices, which
 #'   resampling would invalidate) and, for the kernel methods, `scale`.
 #' @return A list in caret's custom-model format (`library`, `type`,
-#'   `parameters`, `grid`, `fit`, `predict`, `prob`, `sort`, `levels`,
-#'   `label`).
+#'   `parameters`, `grid`, `loop`, `fit`, `predict`, `prob`, `sort`,
+#'   `levels`, `label`).
 #' @examples
 #' m <- kmaha_caret("kdne")
 #' m$parameters
@@ -91,35 +100,66 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     expand.grid(vals[params], KEEP.OUT.ATTRS = FALSE)
   }
 
-  fit <- function(x, y, wts, param, lev, last, weights, classProbs, ...) {
+  fit <- function(x, y, wts = NULL, param, lev, last, weights, classProbs, ...) {
+    if (!is.null(wts)) {
+      warning(sprintf("kmaha_caret(\"%s\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
+                      method), call. = FALSE)
+    }
     x <- as.matrix(x)
     args <- utils::modifyList(fixed, list(...))
-    if (!kernelized) {
+    m <- if (!kernelized) {
       learner_fun <- switch(base, nca = nca, lmnn = lmnn, dne = dne)
       extra <- if (base == "nca") list(dim = as.integer(param$dim)) else
         list(k = as.integer(param$targets))
-      return(do.call(learner_fun, c(list(x, y), extra, args)))
+      do.call(learner_fun, c(list(x, y), extra, args))
+    } else {
+      largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
+      largs <- utils::modifyList(largs, args)
+      kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
+            k = as.integer(param$k), learner_args = largs)
     }
-    largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
-    largs <- utils::modifyList(largs, args)
-    kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
-          k = as.integer(param$k), learner_args = largs)
-  }
-
-  pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
-    k <- modelFit$caret_k %||% modelFit$k %||% 1L
-    as.character(stats::predict(modelFit, as.matrix(newdata), type = "class", k = k))
-  }
-  prob <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
-    k <- modelFit$caret_k %||% modelFit$k %||% 1L
-    as.data.frame(stats::predict(modelFit, as.matrix(newdata), type = "prob", k = k))
-  }
-  # Keep the kNN k of a linear fit for predict(): the learners' own `k` means
-  # target neighbours.
-  fit_keep_k <- function(x, y, wts, param, lev, last, weights, classProbs, ...) {
-    m <- fit(x, y, wts, param, lev, last, weights, classProbs, ...)
+    # The kNN k travels with the model (caret stores its own fields in it
+    # too): the linear learners' own `k` means target neighbours.
     m$caret_k <- as.integer(param$k)
     m
+  }
+
+  # `submodels`: the other values of k for the same fit (see `loop`); the
+  # result is then a list, the fitted k's predictions first.
+  predict_k <- function(modelFit, newdata, submodels, one) {
+    newdata <- as.matrix(newdata)
+    first <- one(modelFit, newdata, modelFit$caret_k)
+    if (is.null(submodels)) return(first)
+    c(list(first), lapply(submodels$k, function(k) one(modelFit, newdata, k)))
+  }
+  pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+    predict_k(modelFit, newdata, submodels, function(m, x, k) {
+      as.character(stats::predict(m, x, type = "class", k = k))
+    })
+  }
+  prob <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+    predict_k(modelFit, newdata, submodels, function(m, x, k) {
+      as.data.frame(stats::predict(m, x, type = "prob", k = k))
+    })
+  }
+
+  # k is only used by the kNN vote, so one fit per combination of the other
+  # parameters serves every k: caret fits the grid's first row of each
+  # combination and gets the other k from predict(submodels = ).
+  loop <- function(grid) {
+    others <- setdiff(names(grid), "k")
+    key <- if (length(others)) {
+      do.call(paste, c(unname(lapply(grid[others], as.character)), sep = "\r"))
+    } else {
+      rep("", nrow(grid))
+    }
+    groups <- split(seq_len(nrow(grid)), factor(key, levels = unique(key)))
+    fits <- grid[vapply(groups, function(i) i[1], 1L), , drop = FALSE]
+    rownames(fits) <- NULL
+    submodels <- lapply(groups, function(i) {
+      data.frame(k = grid$k[i[-1]])
+    })
+    list(loop = fits, submodels = unname(submodels))
   }
 
   list(label = sprintf("kmaha %s", toupper(method)),
@@ -127,12 +167,12 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
        type = "Classification",
        parameters = parameters,
        grid = grid,
-       fit = fit_keep_k,
+       fit = fit,
        predict = pred,
        prob = prob,
        sort = function(x) x[do.call(order, unname(as.list(x[, rev(params), drop = FALSE]))), ],
        levels = function(x) levels(x$y),
-       loop = NULL)
+       loop = loop)
 }
 
 # Fixed learner arguments of kmaha_caret(), validated against the learner's

@@ -41,8 +41,9 @@ paper_datasets <- function() {
 #'   preprocessing of the README: Breast Cancer without `Id`, scores as
 #'   integers and the 16 incomplete rows dropped; Ionosphere with `V1` as a
 #'   number and the constant `V2` dropped; Satellite labels with spaces
-#'   replaced by underscores. Without \pkg{mlbench} the CSV file in `path` is
-#'   read instead, when present.
+#'   replaced by underscores. Without \pkg{mlbench}, or for `"pima"` with
+#'   \pkg{mlbench} 2.1-11 or later (which no longer ships the Pima Indians
+#'   data), the CSV file in `path` is read instead, when present.
 #' * `"yeast"` and `"musk2"` (not in any R package): read from the CSV file
 #'   (`yeast.csv`, `musk2.csv`) in the directory `path`, or from the cache,
 #'   or, with `download = TRUE`, downloaded from the UCI repository
@@ -124,16 +125,25 @@ data_balance <- function() {
 }
 
 data_mlbench <- function(name, path) {
+  file <- if (!is.null(path)) file.path(path, data_files[[name]])
+  has_file <- !is.null(file) && file.exists(file)
   if (!requireNamespace("mlbench", quietly = TRUE)) {
-    file <- if (!is.null(path)) file.path(path, data_files[[name]])
-    if (!is.null(file) && file.exists(file)) return(read_data_csv(name, file))
+    if (has_file) return(read_data_csv(name, file))
     stopf("dataset %s comes from the 'mlbench' package, which is not installed. Install it with install.packages(\"mlbench\"), or point `path` (option \"kmaha.data_path\" or KMAHA_DATA_DIR) to a directory holding %s.",
           sQuote(name, FALSE), data_files[[name]])
   }
-  env <- new.env()
   src <- switch(name, breast_cancer = "BreastCancer", glass = "Glass",
                 ionosphere = "Ionosphere", pima = "PimaIndiansDiabetes",
                 satellite = "Satellite")
+  # mlbench 2.1-11 dropped PimaIndiansDiabetes: then the CSV file is the
+  # only source.
+  if (!src %in% utils::data(package = "mlbench")$results[, "Item"]) {
+    if (has_file) return(read_data_csv(name, file))
+    stopf("dataset %s is not in the installed 'mlbench' %s (%s was dropped in version 2.1-11). Point `path` (option \"kmaha.data_path\" or KMAHA_DATA_DIR) to a directory holding %s.",
+          sQuote(name, FALSE), format(utils::packageVersion("mlbench")), src,
+          data_files[[name]])
+  }
+  env <- new.env()
   utils::data(list = src, package = "mlbench", envir = env)
   d <- get(src, envir = env)
   factor_number <- function(f) as.numeric(as.character(f))

@@ -53,3 +53,86 @@ test_that("default grids have the model's parameters", {
   }
   expect_error(kmaha_caret("svm"), "should be one of")
 })
+
+test_that("loop: one fit per combination of the other parameters serves every k", {
+  m <- kmaha_caret("kdne")
+  grid <- expand.grid(sigma = c(1, 5), targets = 2, k = c(5, 1, 3))
+  lp <- m$loop(grid)
+  expect_identical(nrow(lp$loop), 2L)
+  expect_setequal(lp$loop$sigma, c(1, 5))
+  expect_length(lp$submodels, 2L)
+  for (i in 1:2) {
+    expect_setequal(c(lp$loop$k[i], lp$submodels[[i]]$k), c(5, 1, 3))
+  }
+  # nca: no parameter besides dim and k
+  lp2 <- kmaha_caret("nca")$loop(data.frame(dim = c(4, 4, 2), k = c(1, 3, 1)))
+  expect_identical(nrow(lp2$loop), 2L)
+  expect_identical(lp2$submodels[[1]]$k, 3)
+  expect_identical(nrow(lp2$submodels[[2]]), 0L)
+})
+
+test_that("predictions for submodels equal fits with each k", {
+  m <- kmaha_caret("kdne")
+  x <- as.matrix(iris[seq(1, 150, 2), 1:4])
+  y <- iris$Species[seq(1, 150, 2)]
+  newx <- iris[seq(2, 150, 2), 1:4]
+  fit <- m$fit(x, y, wts = NULL, param = data.frame(sigma = 1, targets = 2, k = 5))
+  sub <- data.frame(k = c(1, 3))
+  cls <- m$predict(fit, newx, submodels = sub)
+  prb <- m$prob(fit, newx, submodels = sub)
+  expect_length(cls, 3L)
+  for (i in 1:3) {
+    k <- c(5, 1, 3)[i]
+    own <- m$fit(x, y, wts = NULL, param = data.frame(sigma = 1, targets = 2, k = k))
+    expect_identical(cls[[i]], m$predict(own, newx))
+    expect_equal(prb[[i]], m$prob(own, newx))
+  }
+  expect_identical(m$predict(fit, newx), cls[[1]])
+})
+
+test_that("caret::train() with the loop fits once per sigma and matches fits per k", {
+  skip_if_not_installed("caret")
+  dat <- caret_data()
+  grid <- expand.grid(sigma = c(1, 5), targets = 2, k = c(1, 3, 5))
+  calls <- 0L
+  counted <- function(m) {
+    f <- m$fit
+    m$fit <- function(...) {
+      calls <<- calls + 1L
+      f(...)
+    }
+    m
+  }
+  run <- function(m) {
+    calls <<- 0L
+    set.seed(1)
+    tuned <- caret::train(Species ~ ., data = dat, method = counted(m), tuneGrid = grid,
+                          trControl = caret::trainControl(method = "cv", number = 3))
+    list(results = tuned$results[order(tuned$results$sigma, tuned$results$k), ],
+         calls = calls)
+  }
+  with_loop <- run(kmaha_caret("kdne"))
+  m <- kmaha_caret("kdne")
+  m$loop <- NULL
+  without <- run(m)
+  # 3 folds x 2 sigmas + the final fit, against 3 folds x 6 grid rows + 1
+  expect_identical(with_loop$calls, 7L)
+  expect_identical(without$calls, 19L)
+  expect_equal(with_loop$results$Accuracy, without$results$Accuracy)
+  expect_equal(with_loop$results$Kappa, without$results$Kappa)
+})
+
+test_that("case weights are ignored with a warning", {
+  m <- kmaha_caret("dne")
+  x <- as.matrix(iris[, 1:4])
+  expect_warning(m$fit(x, iris$Species, wts = rep(1, 150),
+                       param = data.frame(targets = 3, k = 1)),
+                 "case weights \\(the `weights` of caret::train\\(\\)\\) are ignored")
+  expect_silent(m$fit(x, iris$Species, wts = NULL, param = data.frame(targets = 3, k = 1)))
+  skip_if_not_installed("caret")
+  w <- collect_warnings(caret::train(
+    Species ~ ., data = caret_data(), method = m, weights = rep(2, 60),
+    tuneGrid = data.frame(targets = 3, k = 1),
+    trControl = caret::trainControl(method = "cv", number = 2)))
+  expect_true(any(grepl("case weights", w$warnings)))
+})

@@ -2,6 +2,11 @@
 # KMAHA_DATA_DIR points to them), balance is generated right without any
 # file, and the UCI parsers and error messages.
 
+# mlbench 2.1-11 (which mlr3 needs) dropped PimaIndiansDiabetes.
+mlbench_has_pima <- function() {
+  "PimaIndiansDiabetes" %in% utils::data(package = "mlbench")$results[, "Item"]
+}
+
 data_dir <- function() {
   d <- Sys.getenv("KMAHA_DATA_DIR")
   if (!nzchar(d) || !dir.exists(d) ||
@@ -70,10 +75,21 @@ test_that("every dataset equals the shared CSV file exactly", {
     expect_same_as_csv(kmaha_data(nm, path = dir, cache = FALSE), f)
   }
   skip_if_not_installed("mlbench")
-  for (nm in c("breast_cancer", "glass", "ionosphere", "pima", "satellite")) {
+  for (nm in c("breast_cancer", "glass", "ionosphere", "satellite",
+               if (mlbench_has_pima()) "pima")) {
     f <- read_shared(dir, kmaha:::data_files[[nm]])
     expect_same_as_csv(kmaha_data(nm, path = NULL), f)
   }
+})
+
+test_that("pima comes from the CSV file when mlbench no longer ships it", {
+  skip_if_not_installed("mlbench")
+  skip_if(mlbench_has_pima(), "the installed mlbench still ships PimaIndiansDiabetes")
+  expect_error(kmaha_data("pima", path = NULL),
+               "dataset 'pima' is not in the installed 'mlbench' .*dropped in version 2.1-11.*pima.csv")
+  dir <- data_dir()
+  skip_if(is.null(dir), "KMAHA_DATA_DIR does not point to the data files")
+  expect_same_as_csv(kmaha_data("pima", path = dir), read_shared(dir, "pima.csv"))
 })
 
 test_that("the UCI file parsers reproduce the shared CSV files", {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the suggested modelling frameworks (tidymodels, mlr3) so that the
+# adapters' tests run; `make test` does not need them (those tests skip).
+#   tools/install-suggests.sh LIB
+# Debian's r-cran-* packages first (as root), for what Debian has at a
+# recent enough version; then tools/install-suggests.R installs the rest
+# from CRAN into the R library LIB (put LIB first on R_LIBS to use them).
+# Prints the time each part took.
+set -euo pipefail
+lib=${1:?usage: tools/install-suggests.sh LIB}
+cd "$(dirname "$0")/.."
+deb="r-cran-furrr r-cran-slider r-cran-warp r-cran-prettyunits \
+  r-cran-checkmate r-cran-uuid r-cran-palmerpenguins r-cran-generics \
+  r-cran-digest r-cran-r6 r-cran-globals r-cran-withr r-cran-tidyselect \
+  r-cran-glue r-cran-magrittr r-cran-ggplot2 r-cran-tidyr r-cran-numderiv"
+start=$(date +%s)
+missing=$(for p in $deb; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    echo "not root: the Debian packages $missing are not installed; CRAN will provide them" >&2
+  fi
+fi
+mid=$(date +%s)
+Rscript tools/install-suggests.R "$lib"
+end=$(date +%s)
+echo "install-suggests: Debian packages $((mid - start)) s, CRAN packages $((end - mid)) s"
