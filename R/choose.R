@@ -49,7 +49,8 @@ short_kernel_label <- function(kernel) {
 # all of them), with the alignment it computed (or NULL).
 candidate_feature <- function(cand, xs, y, base, quiet = FALSE) {
   kpca_of <- function(kernel) {
-    feature_kpca(kernel, base$rank, base$tol, base$landmarks, base$landmark_method)
+    feature_kpca(kernel, base$rank, base$tol, base$landmarks, base$landmark_method,
+                 base$kpca_method %||% "auto")
   }
   switch(cand$kind,
     linear = , euclidean = list(fspec = feature_identity()),
@@ -104,8 +105,34 @@ choose_feature_maps <- function(choices, xs, y, spec, kernels, base, k, folds,
   if (any(types %in% c("cv", "auto"))) {
     cands <- if ("auto" %in% types) auto_candidates(kernels) else
       lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i))
-    cv_views <- cv_choose(xs, y, spec, cands, folds, k, strategy, seed, base,
-                          neighbors, ctx, views = intersect(c("cv", "auto"), types))
+    large <- base$large
+    if (is.null(large)) {
+      cv_views <- cv_choose(xs, y, spec, cands, folds, k, strategy, seed, base,
+                            neighbors, ctx, views = intersect(c("cv", "auto"), types))
+    } else {
+      # Large n (see kmaha()): choose on a stratified subsample with KPCA
+      # of bounded rank, then fit the choice on all rows with Nystrom KPCA.
+      if (!is.null(seed)) {
+        restore <- save_rng()
+        on.exit(restore(), add = TRUE)
+        set.seed(seed)
+      }
+      rows <- stratified_rows(y, large$n_choose)
+      cv_views <- cv_choose(xs[rows, , drop = FALSE], droplevels(y[rows]), spec, cands,
+                            folds, k, strategy, NULL,
+                            # the full eigensolver: at this size it is as fast,
+                            # and never fails to converge
+                            utils::modifyList(base, list(rank = large$rank, large = NULL,
+                                                         kpca_method = "full")),
+                            neighbors, ctx, views = intersect(c("cv", "auto"), types))
+      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
+                                           large = NULL))
+      for (v in names(cv_views)) {
+        cv_views[[v]]$cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d, and fitted on all rows with Nystrom KPCA (%d landmarks)",
+                                           cv_views[[v]]$cv$reason, length(rows), nrow(xs),
+                                           large$rank, large$landmarks)
+      }
+    }
   }
   lapply(choices, function(choice) {
     switch(choice$type,

@@ -246,6 +246,12 @@ kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbo
   landmarks <- kmaha_landmarks(landmarks, x, prep)
   base <- list(rank = rank, tol = tol, landmarks = landmarks,
                landmark_method = landmark_method)
+  # Large n: kernel = "auto" at its defaults chooses on a subsample and
+  # fits with Nystrom KPCA (exact KPCA of every row would not fit).
+  if (length(choices) == 1L && choices[[1]]$type == "auto" && !pre &&
+      nrow(x) > auto_large$n && is.null(landmarks) && is.null(rank)) {
+    base$large <- auto_large
+  }
 
   # 1. The feature map: the kernel, chosen or given.
   sels <- choose_feature_maps(choices, xs, y, spec, kernels, base, k = k,
@@ -271,6 +277,11 @@ kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbo
               kernel_choice = sel$info, ctx = ctx)
   })
 }
+
+# kernel = "auto" above `n` training rows (without `landmarks` or `rank`):
+# choose on a stratified subsample of `n_choose` rows with KPCA of rank at
+# most `rank`, fit on all rows with Nystrom KPCA (`landmarks`, `rank`).
+auto_large <- list(n = 2000L, n_choose = 1000L, landmarks = 1000L, rank = 100L)
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of
 # points in the units of x, returned scaled like the inputs.

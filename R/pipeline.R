@@ -15,9 +15,9 @@
 feature_identity <- function() list(type = "identity")
 
 feature_kpca <- function(kernel, rank = NULL, tol = 1e-8, landmarks = NULL,
-                         landmark_method = "random") {
+                         landmark_method = "random", method = "auto") {
   list(type = "kpca", kernel = kernel, rank = rank, tol = tol,
-       landmarks = landmarks, landmark_method = landmark_method)
+       landmarks = landmarks, landmark_method = landmark_method, method = method)
 }
 
 feature_kernel_rows <- function(kernel) list(type = "kernel_rows", kernel = kernel)
@@ -36,7 +36,7 @@ fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
       # matrix) is evaluated once, for the check and the fit.
       gram <- feature_gram(fspec$kernel, xs, ctx, exact = is.null(fspec$landmarks))
       if (warn) warn_degenerate_kernel(fspec$kernel, xs, gram, ctx = ctx)
-      fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, "auto",
+      fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, fspec$method %||% "auto",
                         fspec$landmarks, fspec$landmark_method, ctx, gram = gram)
       coords <- fit$coords
       fit$coords <- NULL
