@@ -15,7 +15,8 @@ arma::mat regulariser_from_r(const Rcpp::Nullable<Rcpp::NumericMatrix>& reg) {
 }  // namespace
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
-// (NA = none), init: d x D starting map, solver: "M" or "L"; dense_max and
+// (NA = none), init: d x D starting map, solver: "M", "L" or "Lfull" (the
+// L-form without its low-rank mode; for tests and benchmarks); dense_max and
 // max_pairs set how the L-form solver visits impostor pairs (see
 // kmaha::lmnn::options; exposed for tests); reg: NULL or the D x D positive
 // semi-definite matrix R of the regulariser lambda tr(M R) (NULL: R = I).
@@ -29,7 +30,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         double max_pairs = 0,
                         Rcpp::Nullable<Rcpp::NumericMatrix> reg = R_NilValue) {
   return kmaha_glue::guarded([&] {
-  if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
+  if (solver != "M" && solver != "L" && solver != "Lfull") Rcpp::stop("unknown solver");
   const arma::uvec yy = kmaha_glue::labels_from_r(y);
   const kmaha::lmnn::context ctx(threads, kmaha_glue::isa_setting(),
                                  kmaha_glue::user_interrupt());
@@ -42,6 +43,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.slack = slack;
   o.dense_max = static_cast<arma::uword>(dense_max);
   o.max_pairs = static_cast<std::size_t>(max_pairs);
+  o.low_rank = solver == "L";
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
   if (verbose) {
     progress = [&](unsigned it, double f, double step, std::size_t act) {
@@ -55,12 +57,11 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       }
     };
   }
-  const double factr = tol / DBL_EPSILON;
   kmaha::lmnn::minimizer_fn lbfgs =
-      [factr](std::function<double(const arma::vec&, arma::vec&)> f,
-              const arma::vec& x0, unsigned maxit) {
+      [](std::function<double(const arma::vec&, arma::vec&)> f,
+              const arma::vec& x0, unsigned maxit, double tol_k) {
         kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-            f, x0, static_cast<int>(maxit), factr, 0.0);
+            f, x0, static_cast<int>(maxit), tol_k / DBL_EPSILON, 0.0);
         kmaha::lmnn::inner_result ir;
         ir.par = lr.par;
         ir.evaluations = static_cast<unsigned>(lr.fncount);

@@ -48,6 +48,22 @@ namespace lmnn {
 // Which solver fit() runs.
 enum class solver_kind { L, M };
 
+// Whether the L-form solver runs in its low-rank mode (see solve_L): allowed
+// by the options, the start is the identity (the default: a start given by
+// the caller is kept), D is at least o.rank_min_dim and n at most
+// o.dense_max (the start visits all pairs).  The caller also requires the
+// regularised, whitened problem (P.unit_quadratic).
+inline bool low_rank_applies(const arma::mat& L0, const problem& P,
+                             const options& o) {
+  if (!o.low_rank || !L0.is_square() || L0.n_rows < o.rank_min_dim ||
+      P.Xt.n_cols > o.dense_max)
+    return false;
+  for (arma::uword c = 0; c < L0.n_cols; ++c)
+    for (arma::uword r = 0; r < L0.n_rows; ++r)
+      if (L0(r, c) != (r == c ? 1.0 : 0.0)) return false;
+  return true;
+}
+
 // The coordinates of a general regulariser (see above): W (D x q) with
 // W' H W = I on the range of H = (1 - mu) pull + lambda R, for the pull
 // matrix of X (n x D), and Winv = H W (W' Winv = I), which takes a map L to
@@ -107,7 +123,7 @@ inline result fit_regularised(const arma::mat& X, const arma::uvec& y,
     // ||L~||_F^2
     P.pull.reset();
     P.unit_quadratic = true;
-    res = solve_L(P, L0r, o, minimize, ctx, progress);
+    res = solve_L(P, L0r, o, minimize, ctx, progress, low_rank_applies(L0, P, o));
   }
   res.L = res.L * T.t();
   res.M = res.L.t() * res.L;
@@ -180,7 +196,8 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
       }
     }
     const arma::mat Lw = whiten ? arma::mat(L0r * C) : L0r;
-    res = solve_L(P, Lw, o, minimize, ctx, progress);
+    res = solve_L(P, Lw, o, minimize, ctx, progress,
+                  P.unit_quadratic && low_rank_applies(L0, P, o));
     if (whiten) {
       // L~ = L^ C^{-1}:  L~' = C^{-T} L^'
       res.L = arma::solve(arma::trimatu(C.t()), res.L.t()).t();

@@ -277,6 +277,44 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
   return out;
 }
 
+// The gradient with respect to M = L'L (D x D) of the objective as
+// evaluate_L() defines it (same problem conventions, impostors from A or all
+// pairs when A is null, hinge smoothed over eps), from the Laplacian of the
+// x-differences: G = X' Lap X plus the quadratic part's gradient.  The
+// L-form solver uses it to test a low-rank point for optimality over all M
+// (G must be positive semi-definite there).
+inline arma::mat m_gradient(const problem& P, const arma::mat& L,
+                            const active_set* A, double eps, arma::uword block,
+                            const interrupt_fn& interrupt, workspace& w) {
+  map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
+  const arma::mat& Zt = w.Zt;
+  const arma::uword n = Zt.n_cols, D = P.Xt.n_rows;
+  target_distances(P, Zt, w.dt, w.thr);
+  const double pull_w = P.unit_quadratic ? 0.0 : 1.0 - P.mu;
+  arma::mat Q(D, n, arma::fill::zeros);
+  push_accum acc(P, w.dt, &P.Xt, &Q, eps, w.wt, P.mu, pull_w);
+  if (A) {
+    for (std::size_t p = 0; p < A->size(); ++p) {
+      const arma::uword i = A->i[p], l = A->l[p];
+      const double d = col_dist2(Zt, i, l);
+      if (d < w.thr[i]) acc(i, l, d);
+    }
+  } else {
+    close_pairs(Zt, P.y, w.thr, block, std::ref(acc), interrupt, w.kernels);
+  }
+  acc.finish();
+  arma::mat G;
+  product(w.kernels, Q, false, P.Xt, true, G, w.buf);
+  G = 0.5 * (G + G.t());
+  if (P.unit_quadratic) {
+    G.diag() += 1.0;
+  } else if (P.lambda > 0.0) {
+    if (P.R.empty()) G.diag() += P.lambda;
+    else G += P.lambda * P.R;
+  }
+  return G;
+}
+
 }  // namespace lmnn
 }  // namespace kmaha
 

@@ -54,6 +54,20 @@ struct options {
   double smooth0 = 0.5;     // initial smoothing of the hinge (continuation)
   double smooth_factor = 0.1; // smoothing reduction per stage
   double smooth_min = 0.01; // below this the next stage is the exact hinge
+  // Low-rank mode of the L-form solver (see solve_L): allowed when low_rank
+  // is set and fit() finds it applies (lambda > 0, the identity as start,
+  // D >= rank_min_dim, n <= dense_max).
+  bool low_rank = true;
+  arma::uword rank_min_dim = 16;
+  arma::uword rank_start = 16;  // directions of the start
+  arma::uword rank_step = 8;    // directions added at most per test
+  unsigned rank_rounds = 2;     // optimality tests per smoothing stage
+  double rank_check = 1e-3;     // eigenvalues of the M-gradient below -rank_check
+                                // are directions of descent
+  double rank_tol = 1e-3;       // rows with singular values below rank_tol
+                                // times the largest are dropped
+  double rank_scale = 1e-2;     // added rows: rank_scale ||L||_2 times a direction
+  double rank_tol_factor = 0.1; // the minimiser's tolerance: tol times this
   unsigned window = 10;     // non-monotone acceptance window (M)
   double change = 0.25;     // relative change of M forcing a refresh (M)
   bool momentum = true;     // Nesterov momentum, restarted on an increase (M)
