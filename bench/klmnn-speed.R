@@ -46,13 +46,15 @@ dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 cat("kmaha", format(packageVersion("kmaha")), " BLAS:", extSoftVersion()["BLAS"],
     " load average:", tryCatch(readLines("/proc/loadavg"), error = function(e) "?"), "\n")
 
-# Median elapsed seconds of `reps` runs of f(), and f()'s last value.
+# Median elapsed and CPU (user + system) seconds of `reps` runs of f(), and
+# f()'s last value.  On a shared machine the CPU time is the steadier figure.
 timed <- function(f) {
   r <- NULL
-  t <- stats::median(vapply(seq_len(reps), function(i) {
-    system.time(r <<- suppressWarnings(f()))[["elapsed"]]
-  }, 0))
-  list(t = t, r = r)
+  tt <- vapply(seq_len(reps), function(i) {
+    st <- system.time(r <<- suppressWarnings(f()))
+    c(st[["elapsed"]], st[["user.self"]] + st[["sys.self"]])
+  }, numeric(2))
+  list(t = stats::median(tt[1, ]), cpu = stats::median(tt[2, ]), r = r)
 }
 accuracy <- function(fit, sp) mean(as.character(predict(fit, sp$xte)) == as.character(sp$yte))
 
@@ -78,6 +80,7 @@ for (ds in datasets) {
       rows[[length(rows) + 1L]] <- data.frame(
         dataset = ds, split = s, sigma = sg, n = nrow(sp$x), D = ncol(z),
         knca_s = kn$t, klmnn_s = kl$t, nca_s = ln$t, lmnn_s = ll$t,
+        knca_cpu = kn$cpu, klmnn_cpu = kl$cpu, nca_cpu = ln$cpu, lmnn_cpu = ll$cpu,
         objective = kl$r$convergence$objective,
         evaluations = kl$r$convergence$iterations,
         converged = kl$r$convergence$converged,
@@ -87,6 +90,7 @@ for (ds in datasets) {
     rows[[length(rows) + 1L]] <- data.frame(
       dataset = ds, split = s, sigma = NA_real_, n = nrow(sp$x), D = ncol(sp$x),
       knca_s = NA_real_, klmnn_s = lin$t, nca_s = NA_real_, lmnn_s = NA_real_,
+      knca_cpu = NA_real_, klmnn_cpu = lin$cpu, nca_cpu = NA_real_, lmnn_cpu = NA_real_,
       objective = lin$r$convergence$objective,
       evaluations = lin$r$convergence$iterations,
       converged = lin$r$convergence$converged,
@@ -107,55 +111,76 @@ lin <- res[is.na(res$sigma), ]
 ref <- if (nzchar(ref_file) && file.exists(ref_file)) utils::read.csv(ref_file) else NULL
 key <- function(d) paste(d$dataset, d$split, d$sigma)
 if (!is.null(ref)) {
-  kern$objective_before <- ref$objective[match(key(kern), key(ref))]
-  kern$acc_before <- ref$acc_klmnn[match(key(kern), key(ref))]
-  kern$klmnn_s_before <- ref$klmnn_s[match(key(kern), key(ref))]
-  lin$objective_before <- ref$objective[match(key(lin), key(ref))]
-  lin$acc_before <- ref$acc_klmnn[match(key(lin), key(ref))]
+  m <- match(key(kern), key(ref))
+  kern$objective_before <- ref$objective[m]
+  kern$acc_before <- ref$acc_klmnn[m]
+  kern$klmnn_cpu_before <- ref$klmnn_cpu[m]
+  kern$lmnn_cpu_before <- ref$lmnn_cpu[m]
+  m <- match(key(lin), key(ref))
+  lin$objective_before <- ref$objective[m]
+  lin$acc_before <- ref$acc_klmnn[m]
+  lin$klmnn_cpu_before <- ref$klmnn_cpu[m]
 }
 
-# Per dataset: mean times over splits and sigmas; the ratio of the means;
-# the objective's mean relative difference to the reference (negative:
-# lower now); accuracies.
+# Per dataset, means over splits and sigmas.  Times: kmaha() fits (KPCA,
+# targets and the learner), then the learner alone; ratio = KLMNN / KNCA of
+# the means.  Objective: mean and worst relative difference to the reference
+# run (negative: lower now).
+rel <- function(a, b) (a - b) / b
 by_ds <- split(kern, factor(kern$dataset, levels = datasets))
-tab <- do.call(rbind, lapply(names(by_ds), function(ds) {
+f4 <- function(d) { num <- vapply(d, is.numeric, NA); d[num] <- lapply(d[num], signif, 4); d }
+speed <- do.call(rbind, lapply(names(by_ds), function(ds) {
   d <- by_ds[[ds]]
-  out <- data.frame(dataset = ds,
+  out <- data.frame(dataset = ds, D = round(mean(d$D)),
                     `KNCA fit s` = mean(d$knca_s), `KLMNN fit s` = mean(d$klmnn_s),
                     ratio = mean(d$klmnn_s) / mean(d$knca_s),
-                    `NCA alone s` = mean(d$nca_s), `LMNN alone s` = mean(d$lmnn_s),
-                    `ratio alone` = mean(d$lmnn_s) / mean(d$nca_s),
+                    `KNCA cpu s` = mean(d$knca_cpu), `KLMNN cpu s` = mean(d$klmnn_cpu),
+                    `ratio cpu` = mean(d$klmnn_cpu) / mean(d$knca_cpu),
+                    `NCA alone cpu` = mean(d$nca_cpu), `LMNN alone cpu` = mean(d$lmnn_cpu),
+                    `ratio alone` = mean(d$lmnn_cpu) / mean(d$nca_cpu),
                     evaluations = mean(d$evaluations), check.names = FALSE)
   if (!is.null(ref)) {
-    out$`KLMNN fit s before` <- mean(d$klmnn_s_before)
+    out$`KLMNN cpu before` <- mean(d$klmnn_cpu_before)
+    out$`LMNN alone cpu before` <- mean(d$lmnn_cpu_before)
+  }
+  out
+}))
+quality <- do.call(rbind, lapply(names(by_ds), function(ds) {
+  d <- by_ds[[ds]]
+  out <- data.frame(dataset = ds, objective = mean(d$objective), check.names = FALSE)
+  if (!is.null(ref)) {
     out$`objective before` <- mean(d$objective_before)
-    out$`objective after` <- mean(d$objective)
-    out$`rel. diff` <- mean((d$objective - d$objective_before) / d$objective_before)
-    out$`worst rel. diff` <- max((d$objective - d$objective_before) / d$objective_before)
-    out$`acc before` <- mean(d$acc_before)
-  } else {
-    out$objective <- mean(d$objective)
+    out$`mean rel. diff` <- mean(rel(d$objective, d$objective_before))
+    out$`worst rel. diff` <- max(rel(d$objective, d$objective_before))
+    out$`acc KLMNN before` <- mean(d$acc_before)
   }
   out$`acc KLMNN` <- mean(d$acc_klmnn)
   out$`acc KNCA` <- mean(d$acc_knca)
   out
 }))
-num <- vapply(tab, is.numeric, NA)
-tab_print <- tab
-tab_print[num] <- lapply(tab[num], function(v) signif(v, 4))
-cat(sprintf("KLMNN (RKLMNN default) and KNCA, sigma in {%s}, %d splits; means per dataset\n",
+cat(sprintf("KLMNN (RKLMNN default) and KNCA, sigma in {%s}, %d splits, one thread; means per dataset\n\n",
             paste(sigmas, collapse = ", "), length(splits)))
-print(tab_print, row.names = FALSE)
-cat(sprintf("\nmean over datasets: KNCA %.3f s, KLMNN %.3f s, ratio of means %.2f, mean of ratios %.2f (learner alone %.2f)\n",
-            mean(tab$`KNCA fit s`), mean(tab$`KLMNN fit s`),
-            mean(tab$`KLMNN fit s`) / mean(tab$`KNCA fit s`), mean(tab$ratio),
-            mean(tab$`ratio alone`)))
+print(f4(speed), row.names = FALSE)
+cat("\n")
+print(f4(quality), row.names = FALSE)
+cat(sprintf("\nmean over datasets: KNCA %.3f s, KLMNN %.3f s (ratio of means %.2f; per dataset %.2f-%.2f); cpu: KNCA %.3f s, KLMNN %.3f s (ratio %.2f; per dataset %.2f-%.2f)\n",
+            mean(speed$`KNCA fit s`), mean(speed$`KLMNN fit s`),
+            mean(speed$`KLMNN fit s`) / mean(speed$`KNCA fit s`), min(speed$ratio), max(speed$ratio),
+            mean(speed$`KNCA cpu s`), mean(speed$`KLMNN cpu s`),
+            mean(speed$`KLMNN cpu s`) / mean(speed$`KNCA cpu s`), min(speed$`ratio cpu`),
+            max(speed$`ratio cpu`)))
+if (!is.null(ref)) {
+  cat(sprintf("KLMNN cpu before %.3f s, now %.3f s (%.2fx); learner alone before %.3f s, now %.3f s (%.2fx)\n",
+              mean(kern$klmnn_cpu_before), mean(kern$klmnn_cpu),
+              mean(kern$klmnn_cpu_before) / mean(kern$klmnn_cpu),
+              mean(kern$lmnn_cpu_before), mean(kern$lmnn_cpu),
+              mean(kern$lmnn_cpu_before) / mean(kern$lmnn_cpu)))
+}
 cat(sprintf("KLMNN mean test accuracy over %d cells: %.4f", nrow(kern), mean(kern$acc_klmnn)))
 if (!is.null(ref)) {
+  d <- rel(kern$objective, kern$objective_before)
   cat(sprintf(" (before %.4f); objective: mean rel. diff %+.2e, worst %+.2e, cells lower or equal %d of %d",
-              mean(kern$acc_before), mean((kern$objective - kern$objective_before) / kern$objective_before),
-              max((kern$objective - kern$objective_before) / kern$objective_before),
-              sum(kern$objective <= kern$objective_before * (1 + 1e-12)), nrow(kern)))
+              mean(kern$acc_before), mean(d), max(d), sum(d <= 0), nrow(kern)))
 }
 cat("\n")
 for (sg in sigmas) {
@@ -163,9 +188,10 @@ for (sg in sigmas) {
   cat(sprintf("  sigma %g: accuracy %.4f%s\n", sg, mean(d$acc_klmnn),
               if (!is.null(ref)) sprintf(" (before %.4f)", mean(d$acc_before)) else ""))
 }
-cat(sprintf("linear LMNN mean test accuracy over %d cells: %.4f%s, mean fit %.3f s\n",
+cat(sprintf("linear LMNN mean test accuracy over %d cells: %.4f%s, mean fit cpu %.3f s\n",
             nrow(lin), mean(lin$acc_klmnn),
-            if (!is.null(ref)) sprintf(" (before %.4f; objective mean rel. diff %+.2e)",
+            if (!is.null(ref)) sprintf(" (before %.4f; objective mean rel. diff %+.2e, cells identical %d of %d)",
                                        mean(lin$acc_before),
-                                       mean((lin$objective - lin$objective_before) / lin$objective_before))
-            else "", mean(lin$klmnn_s)))
+                                       mean(rel(lin$objective, lin$objective_before)),
+                                       sum(lin$objective == lin$objective_before), nrow(lin))
+            else "", mean(lin$klmnn_cpu)))
