@@ -59,7 +59,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   }
   kmaha::lmnn::minimizer_fn lbfgs =
       [](std::function<double(const arma::vec&, arma::vec&)> f,
-              const arma::vec& x0, unsigned maxit, double tol_k) {
+         const arma::vec& x0, unsigned maxit, double tol_k) {
         kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
             f, x0, static_cast<int>(maxit), tol_k / DBL_EPSILON, 0.0);
         kmaha::lmnn::inner_result ir;
