@@ -77,12 +77,12 @@ cpp_kmeanspp_landmarks <- function(kernel, x, m, u) {
     .Call(`_kmaha_cpp_kmeanspp_landmarks`, kernel, x, m, u)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max = 2048, max_pairs = 0) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max = 2048, max_pairs = 0, reg = NULL) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs, reg)
 }
 
-cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps = 0.0) {
-    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps)
+cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps = 0.0, reg = NULL) {
+    .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps, reg)
 }
 
 cpp_nca_objective <- function(x, y, A, lambda, reg, threads, block = 0L, min_parallel_flops = -1.0) {

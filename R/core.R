@@ -118,14 +118,13 @@ core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
   cpp_kmeanspp_landmarks(kernel, x, m, u)
 }
 
+# reg: NULL (the regulariser lambda tr(M)) or the D x D positive
+# semi-definite matrix R of lambda tr(M R), e.g. the Gram matrix K when the
+# inputs are kernel rows (the kernel trick's lambda tr(U K U')).
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                           solver, refresh, slack, verbose, ctx, reg = NULL) {
-  if (!is.null(reg)) {
-    stop(errorCondition("kernel-trick LMNN needs the core's regularised LMNN (branch lmnn)",
-                        class = c("kmaha_invalid_error", "kmaha_error"), call = NULL))
-  }
   cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
-               refresh, slack, verbose, ctx$threads)
+               refresh, slack, verbose, ctx$threads, reg = reg)
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,

@@ -310,8 +310,15 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
   }
   if (is.null(reg)) {
     L0 <- lmnn_init(o$init, init_mat, z, dim)
+  } else if (!is.null(init_mat)) {
+    L0 <- unname(init_mat)
+  } else if (identical(o$init, "auto") && is.null(o$dim)) {
+    # The identity on the kernel rows: LMNN is convex in M with a full-rank
+    # map, so the start does not change the optimum, and from the identity
+    # the core's low-rank mode applies.
+    L0 <- diag(1, ncol(z))
   } else {
-    L0 <- if (!is.null(init_mat)) unname(init_mat) else knca_init(o$init, reg, o$dim)$U
+    L0 <- knca_init(if (identical(o$init, "auto")) "kpca" else o$init, reg, o$dim)$U
     dim <- nrow(L0)
   }
   zz <- z
@@ -320,6 +327,12 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
                        o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg)
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
+  # The low-rank mode returns exact zero rows beyond the metric's rank; with
+  # no `dim` asked for they carry nothing.
+  if (is.null(o$dim) && is.null(init_mat)) {
+    nz <- rowSums(L != 0) > 0
+    if (any(nz) && !all(nz)) L <- L[nz, , drop = FALSE]
+  }
   warn_collapsed_map(exp(log_norm(L) - log_norm(L0)), lambda, lambda_arg)
   fun <- if (is.null(reg)) "lmnn" else "klmnn"
   if (!res$converged) {

@@ -273,8 +273,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lmnn_fit
-Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, int threads, double dense_max, double max_pairs);
-RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP) {
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, int threads, double dense_max, double max_pairs, Rcpp::Nullable<Rcpp::NumericMatrix> reg);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP regSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -292,13 +292,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type dense_max(dense_maxSEXP);
     Rcpp::traits::input_parameter< double >::type max_pairs(max_pairsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs, reg));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lmnn_objective
-Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form, double eps);
-RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP, SEXP epsSEXP) {
+Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form, double eps, Rcpp::Nullable<Rcpp::NumericMatrix> reg);
+RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP, SEXP epsSEXP, SEXP regSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -309,7 +310,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< std::string >::type form(formSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form, eps));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form, eps, reg));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -400,8 +402,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
     {"_kmaha_cpp_nystrom_project", (DL_FUNC) &_kmaha_cpp_nystrom_project, 6},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 4},
-    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 15},
-    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 8},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 16},
+    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 9},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},

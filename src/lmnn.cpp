@@ -5,19 +5,21 @@
 
 namespace {
 
-kmaha::lmnn::problem problem_from_r(const arma::mat& x, const arma::ivec& y,
-                                    const Rcpp::IntegerMatrix& targets,
-                                    double mu, double lambda) {
-  const arma::uvec yy = kmaha_glue::labels_from_r(y);
-  return kmaha::lmnn::make_problem(x, yy, kmaha_glue::index_from_r(targets), mu, lambda);
+// The regulariser's matrix: NULL (the identity) or a numeric matrix (checked
+// by the core: D x D, symmetric, positive semi-definite).
+arma::mat regulariser_from_r(const Rcpp::Nullable<Rcpp::NumericMatrix>& reg) {
+  if (reg.isNull()) return arma::mat();
+  return Rcpp::as<arma::mat>(reg.get());
 }
 
 }  // namespace
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
-// (NA = none), init: d x D starting map, solver: "M" or "L"; dense_max and
+// (NA = none), init: d x D starting map, solver: "M", "L" or "Lfull" (the
+// L-form without its low-rank mode; for tests and benchmarks); dense_max and
 // max_pairs set how the L-form solver visits impostor pairs (see
-// kmaha::lmnn::options; exposed for tests).
+// kmaha::lmnn::options; exposed for tests); reg: NULL or the D x D positive
+// semi-definite matrix R of the regulariser lambda tr(M R) (NULL: R = I).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const Rcpp::IntegerMatrix& targets,
@@ -25,10 +27,13 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         int max_iter, double tol, std::string solver,
                         int refresh, double slack, bool verbose,
                         int threads, double dense_max = 2048,
-                        double max_pairs = 0) {
+                        double max_pairs = 0,
+                        Rcpp::Nullable<Rcpp::NumericMatrix> reg = R_NilValue) {
   return kmaha_glue::guarded([&] {
-  if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
+  if (solver != "M" && solver != "L" && solver != "Lfull") Rcpp::stop("unknown solver");
   const arma::uvec yy = kmaha_glue::labels_from_r(y);
+  const kmaha::lmnn::context ctx(threads, kmaha_glue::isa_setting(),
+                                 kmaha_glue::user_interrupt());
   kmaha::lmnn::options o;
   o.mu = mu;
   o.lambda = lambda;
@@ -36,10 +41,9 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.tol = tol;
   o.refresh = static_cast<unsigned>(std::max(1, refresh));
   o.slack = slack;
-  o.threads = threads;
-  o.kernels = kmaha_glue::isa_setting();
   o.dense_max = static_cast<arma::uword>(dense_max);
   o.max_pairs = static_cast<std::size_t>(max_pairs);
+  o.low_rank = solver == "L";
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
   if (verbose) {
     progress = [&](unsigned it, double f, double step, std::size_t act) {
@@ -53,12 +57,11 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       }
     };
   }
-  const double factr = tol / DBL_EPSILON;
   kmaha::lmnn::minimizer_fn lbfgs =
-      [factr](std::function<double(const arma::vec&, arma::vec&)> f,
-              const arma::vec& x0, unsigned maxit) {
+      [](std::function<double(const arma::vec&, arma::vec&)> f,
+         const arma::vec& x0, unsigned maxit, double tol_k) {
         kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-            f, x0, static_cast<int>(maxit), factr, 0.0);
+            f, x0, static_cast<int>(maxit), tol_k / DBL_EPSILON, 0.0);
         kmaha::lmnn::inner_result ir;
         ir.par = lr.par;
         ir.evaluations = static_cast<unsigned>(lr.fncount);
@@ -68,9 +71,9 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
         return ir;
       };
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
-      x, yy, kmaha_glue::index_from_r(targets), init, o,
+      x, yy, kmaha_glue::index_from_r(targets), init, regulariser_from_r(reg), o,
       solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
-      lbfgs, kmaha_glue::user_interrupt(), progress);
+      lbfgs, ctx, progress);
   return Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
@@ -82,7 +85,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       Rcpp::Named("active_triples") = static_cast<double>(r.active_triples),
       Rcpp::Named("refreshes") = r.refreshes,
       Rcpp::Named("evaluations") = r.evaluations,
-      Rcpp::Named("isa") = std::string(kmaha::isa_name(o.kernels)));
+      Rcpp::Named("isa") = std::string(kmaha::isa_name(ctx.isa)));
   });
 }
 
@@ -92,28 +95,30 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
 // "Lgram": the same through the solver's own evaluation (pull term in the
 // Laplacian; impostors by the blocked pair search or through the Gram matrix
 // of the mapped points), with the hinge smoothed over `eps` (0: exact).
+// reg: NULL or the matrix R of the regulariser lambda tr(M R) (NULL: R = I).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
                               const Rcpp::IntegerMatrix& targets,
                               const arma::mat& map, double mu, double lambda,
-                              std::string form, double eps = 0.0) {
+                              std::string form, double eps = 0.0,
+                              Rcpp::Nullable<Rcpp::NumericMatrix> reg = R_NilValue) {
   return kmaha_glue::guarded([&] {
-  const kmaha::lmnn::problem P = problem_from_r(x, y, targets, mu, lambda);
+  const kmaha::lmnn::problem P = kmaha::lmnn::make_problem(
+      x, kmaha_glue::labels_from_r(y), kmaha_glue::index_from_r(targets), mu,
+      lambda, regulariser_from_r(reg));
+  const kmaha::interrupt_fn interrupt = kmaha_glue::user_interrupt();
+  kmaha::lmnn::workspace ws(kmaha_glue::isa_setting());
   arma::mat G;
   kmaha::lmnn::eval_out e;
   if (form == "M") {
     arma::mat M = map;
     const arma::mat L = kmaha::lmnn::psd_project(M);
-    e = kmaha::lmnn::evaluate(P, L, nullptr, &G, nullptr, 0.0, 256,
-                              kmaha_glue::user_interrupt());
-    // evaluate() reports lambda ||L||_F^2 = lambda tr(M) for the factor
+    // (the regulariser of the factor: tr(L R L') = tr(M R))
+    e = kmaha::lmnn::evaluate(P, L, nullptr, &G, nullptr, 0.0, 256, interrupt, ws);
   } else if (form == "L") {
-    e = kmaha::lmnn::evaluate(P, map, nullptr, nullptr, &G, 0.0, 256,
-                              kmaha_glue::user_interrupt());
+    e = kmaha::lmnn::evaluate(P, map, nullptr, nullptr, &G, 0.0, 256, interrupt, ws);
   } else if (form == "Lpairs" || form == "Lgram") {
-    kmaha::lmnn::workspace ws;
-    e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256,
-                                kmaha_glue::user_interrupt(), ws,
+    e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256, interrupt, ws,
                                 form == "Lgram");
   } else {
     Rcpp::stop("unknown form");
@@ -121,6 +126,7 @@ Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
   return Rcpp::List::create(
       Rcpp::Named("value") = e.value, Rcpp::Named("exact") = e.exact,
       Rcpp::Named("pull") = e.pull, Rcpp::Named("push") = e.push,
+      Rcpp::Named("reg") = e.reg,
       Rcpp::Named("triples") = static_cast<double>(e.triples),
       Rcpp::Named("gradient") = G);
   });

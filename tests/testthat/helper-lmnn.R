@@ -1,8 +1,9 @@
 # Shared by the LMNN tests: an independent plain-R LMNN objective and toy data.
 
 # Plain-R LMNN objective (the paper's formula with the (1 - mu) pull + mu push
-# weighting and lambda tr(M)), its M-gradient and all hinge arguments.
-lmnn_plain <- function(x, y, targets, M, mu, lambda = 0) {
+# weighting and lambda tr(M R), R = I unless given), its M-gradient and all
+# hinge arguments.
+lmnn_plain <- function(x, y, targets, M, mu, lambda = 0, R = diag(ncol(x))) {
   n <- nrow(x)
   pull <- 0
   push <- 0
@@ -25,8 +26,8 @@ lmnn_plain <- function(x, y, targets, M, mu, lambda = 0) {
       }
     }
   }
-  list(value = (1 - mu) * pull + mu * push + lambda * sum(diag(M)),
-       pull = pull, push = push, gradient = G + lambda * diag(ncol(x)),
+  list(value = (1 - mu) * pull + mu * push + lambda * sum(M * R),
+       pull = pull, push = push, gradient = G + lambda * R,
        hinge_args = hinge_args)
 }
 

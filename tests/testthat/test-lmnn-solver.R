@@ -183,3 +183,59 @@ test_that("the impostor search gives the same fit on one and two threads", {
   expect_identical(two$objective, one$objective)
   expect_identical(two$active_pairs, one$active_pairs)
 })
+
+test_that("the low-rank mode reaches the full-rank solver's optimum and is optimal over all M", {
+  p <- kpca_problem(n = 60, sigma = 1, seed = 5)
+  z <- p$z
+  y <- as.integer(p$y)
+  D <- ncol(z)
+  expect_gte(D, 16L)
+  lambda <- sum(apply(z, 2, var)) * (nrow(z) - 1) / nrow(z)  # the RKLMNN default
+  fit <- function(solver, tol = 1e-5, max_iter = 1000) {
+    kmaha:::cpp_lmnn_fit(z, y, p$tg, diag(D), 0.5, lambda, max_iter, tol, solver,
+                         10L, 0.2, FALSE, 1L)
+  }
+  low <- fit("L")
+  full <- fit("Lfull")
+  best <- fit("Lfull", tol = 1e-10, max_iter = 20000)
+  expect_true(low$converged)
+  expect_lte(low$objective, full$objective * (1 + 1e-4))
+  expect_lte(low$objective, best$objective * (1 + 1e-3))
+  # the map has the rows asked for; those beyond the rank are exactly zero
+  expect_identical(dim(low$L), c(D, D))
+  nz <- rowSums(low$L != 0) > 0
+  r <- sum(nz)
+  expect_lt(r, D / 2)
+  expect_true(all(nz[seq_len(r)]) && !any(nz[-seq_len(r)]))
+  # the reported objective is the exact one at the returned map
+  ex <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$L, 0.5, lambda, "L")
+  expect_equal(low$objective, ex$value, tolerance = 1e-9)
+  # no direction outside the map's range lowers the objective: along the
+  # most negative eigenvector v of the gradient with respect to M, M + t v v'
+  # is no better than M
+  G <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M, 0.5, lambda, "M")$gradient
+  v <- eigen(G, symmetric = TRUE)$vectors[, D]
+  for (t in 10^seq(-4, 0)) {
+    ft <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M + t * tcrossprod(v), 0.5,
+                                     lambda, "M")$value
+    expect_gte(ft, low$objective * (1 - 1e-4))
+  }
+})
+
+test_that("the low-rank mode applies only from the identity, with lambda > 0 and D >= 16", {
+  p <- kpca_problem(n = 40, sigma = 1, seed = 6)
+  z <- p$z
+  y <- as.integer(p$y)
+  D <- ncol(z)
+  fit <- function(solver, lambda = 0.5, init = diag(D), x = z) {
+    kmaha:::cpp_lmnn_fit(x, y, p$tg, init, 0.5, lambda, 300, 1e-5, solver, 10L,
+                         0.2, FALSE, 1L)
+  }
+  expect_false(identical(fit("L")$L, fit("Lfull")$L))
+  # no regulariser, another start, or few dimensions: the full-rank solver
+  expect_identical(fit("L", lambda = 0), fit("Lfull", lambda = 0))
+  start <- diag(D) + 1e-3
+  expect_identical(fit("L", init = start), fit("Lfull", init = start))
+  expect_identical(fit("L", init = diag(8), x = z[, 1:8]),
+                   fit("Lfull", init = diag(8), x = z[, 1:8]))
+})
