@@ -18,7 +18,9 @@ single_thread <- function(ctx) {
 }
 
 # The instruction-set setting: option kmaha.isa (kmaha.nca_isa of 0.2.0),
-# then the environment variable KMAHA_ISA, then "auto".
+# then the environment variable KMAHA_ISA, then "auto".  "auto": AVX2+FMA
+# when this build and the CPU have it; "default": the baseline; "avx2":
+# insist on AVX2+FMA (an error naming the setting where it is missing).
 resolve_isa <- function() {
   name <- "kmaha.isa"
   v <- getOption("kmaha.isa")
@@ -40,87 +42,105 @@ resolve_isa <- function() {
       !v %in% c("auto", "default", "avx2")) {
     stopf("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name)
   }
+  if (v == "avx2") {
+    have <- cpp_isa_support()
+    if (!have[["compiled"]]) {
+      stopf("%s `%s` is \"avx2\", but this build of kmaha has no AVX2 kernels.",
+            what, name)
+    }
+    if (!have[["cpu"]]) {
+      stopf("%s `%s` is \"avx2\", but this CPU lacks AVX2 or FMA.", what, name)
+    }
+  }
   v
 }
 
 core_kernel_matrix <- function(kernel, x, y, ctx) {
-  cpp_kernel_matrix(kernel, x, y, ctx$threads)
+  cpp_kernel_matrix(kernel, x, y, ctx)
 }
 
 core_alignment_products <- function(kernels, x, y, p, ctx) {
-  cpp_alignment_products(kernels, x, y, p, ctx$threads)
+  cpp_alignment_products(kernels, x, y, p, ctx)
 }
 
 core_dne_neighbors <- function(z, y, k, gram, ctx) {
-  cpp_dne_neighbors(z, y, k, gram, ctx$threads)
+  cpp_dne_neighbors(z, y, k, gram, ctx)
 }
 
-core_dne_graph <- function(same, other, n) cpp_dne_graph(same, other, n)
+core_dne_graph <- function(same, other, n, ctx) {
+  cpp_dne_graph(same, other, n, ctx)
+}
 
 core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
-  cpp_dne_fit(x, same, other, dim, lambda)
+  cpp_dne_fit(x, same, other, dim, lambda, ctx)
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
-  cpp_kdne_fit(K, same, other, dim, eps)
+  cpp_kdne_fit(K, same, other, dim, eps, ctx)
 }
 
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
-  cpp_knn_classify(x, y, p, q, k, self, ctx$threads)
+  cpp_knn_classify(x, y, p, q, k, self, ctx)
 }
 
 core_class_neighbors <- function(x, y, k, same, ctx) {
-  cpp_class_neighbors(x, y, k, same, ctx$threads)
+  cpp_class_neighbors(x, y, k, same, ctx)
 }
 
-core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L)
+core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L, ctx)
 
 core_kpca_gram <- function(K, rank, tol, method, ctx) {
-  cpp_kpca_gram(K, rank, tol, method, ctx$threads)
+  cpp_kpca_gram(K, rank, tol, method, ctx)
 }
 
 core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
-  cpp_kpca_kernel(kernel, x, rank, tol, method, ctx$threads)
+  cpp_kpca_kernel(kernel, x, rank, tol, method, ctx)
 }
 
 core_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
-  cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx$threads)
+  cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx)
 }
 
 core_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means,
                                      grand_mean, ctx) {
   cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean,
-                          ctx$threads)
+                          ctx)
 }
 
 core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
-  cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx$threads)
+  cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx)
 }
 
 core_nystrom_project <- function(kernel, newdata, landmarks, projection,
                                  col_means, ctx) {
-  cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means,
-                      ctx$threads)
+  cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, ctx)
 }
 
 core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
-  cpp_kmeanspp_landmarks(kernel, x, m, u)
+  cpp_kmeanspp_landmarks(kernel, x, m, u, ctx)
 }
 
+# dense_max and max_pairs: how the L-form solver visits impostor pairs
+# (kmaha::lmnn::options; the defaults, 2048 and 0, except in tests).
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
-                          solver, refresh, slack, verbose, ctx) {
+                          solver, refresh, slack, verbose, ctx,
+                          dense_max = 2048, max_pairs = 0) {
   cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
-               refresh, slack, verbose, ctx$threads)
+               refresh, slack, verbose, dense_max, max_pairs, ctx)
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
                          rescale_start, ctx) {
-  cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, ctx$threads,
-              rescale_start = rescale_start)
+  cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start,
+              ctx)
 }
 
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-  cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx$threads)
+  cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx)
 }
+
+# The count of products the core has run per instruction set (a diagnostic
+# for the tests).
+core_gemm_calls <- function(reset, ctx) cpp_gemm_calls(reset, ctx)
 
 core_omp_threads <- function(n) cpp_omp_threads(n)

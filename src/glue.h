@@ -1,14 +1,18 @@
-// Shared helpers for the Rcpp glue: conversions between R objects and the
-// core's types, the interrupt callback and the exception guard.  Only src/ includes R headers.
+// Shared helpers for the Rcpp glue: the context of a call, conversions
+// between R objects and the core's types, the interrupt callback and the
+// exception guard.  Only src/ includes R headers.
 #ifndef KMAHA_GLUE_H
 #define KMAHA_GLUE_H
 
 #include <RcppArmadillo.h>
-#include <cstdlib>
+#include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 #include <kmaha/common.hpp>
+#include <kmaha/context.hpp>
 #include <kmaha/gemm.hpp>
+#include <kmaha/parallel.hpp>
 #include <kmaha/kernels.hpp>
 #include <kmaha/neighbors.hpp>
 
@@ -41,49 +45,58 @@ inline auto guarded(F&& body) -> decltype(body()) {
   }
 }
 
-// The instruction set of the core's product kernels (kmaha/gemm.hpp): the R
-// option kmaha.isa, else the environment variable KMAHA_ISA (which child
-// processes inherit), else "auto".  "auto": AVX2+FMA when this build and the
-// CPU have it; "default": the baseline; "avx2": insist on AVX2+FMA.  The
-// option kmaha.nca_isa of version 0.2.0 is read when kmaha.isa is unset.
-// Documented in ?kmaha-package, section "Instruction sets".
-inline kmaha::isa isa_setting() {
-  std::string name = "kmaha.isa", v = "auto";
-  SEXP opt = Rf_GetOption1(Rf_install("kmaha.isa"));
-  if (Rf_isNull(opt)) {
-    opt = Rf_GetOption1(Rf_install("kmaha.nca_isa"));
-    if (!Rf_isNull(opt)) name = "kmaha.nca_isa";
+// The core's context from the list made by kmaha_context() in R/core.R:
+// list(threads = <whole number >= 1>, isa = "auto" | "default" | "avx2").
+// R resolved and validated both (the option or environment variable that set
+// the instruction set, and whether this build and CPU have AVX2+FMA, see
+// cpp_isa_support()), so a bad list here is an internal error.  "auto" is
+// the fastest instruction set usable here, "default" the baseline.
+inline kmaha::context context_from_r(SEXP ctx) {
+  if (TYPEOF(ctx) != VECSXP) throw kmaha::error("the context must be a list");
+  const Rcpp::List l(ctx);
+  if (!l.containsElementNamed("threads") || !l.containsElementNamed("isa"))
+    throw kmaha::error("the context must have elements `threads` and `isa`");
+  SEXP th = l["threads"];
+  if ((TYPEOF(th) != INTSXP && TYPEOF(th) != REALSXP) || Rf_length(th) != 1)
+    throw kmaha::error("the context's `threads` must be one whole number");
+  const double t = Rf_asReal(th);
+  if (!(t >= 1.0) || t != std::floor(t) || t > 1e6)
+    throw kmaha::error("the context's `threads` must be a whole number >= 1");
+  SEXP is = l["isa"];
+  if (TYPEOF(is) != STRSXP || Rf_length(is) != 1 || STRING_ELT(is, 0) == NA_STRING)
+    throw kmaha::error("the context's `isa` must be one string");
+  const std::string v = CHAR(STRING_ELT(is, 0));
+  kmaha::isa kernels = kmaha::isa::baseline;
+  if (v == "auto") {
+    kernels = kmaha::best_isa();
+  } else if (v == "avx2") {
+    if (!kmaha::avx2_compiled() || !kmaha::cpu_has_avx2_fma())
+      throw kmaha::error("the context asks for AVX2+FMA kernels, which this build or CPU lacks");
+    kernels = kmaha::isa::avx2;
+  } else if (v != "default") {
+    throw kmaha::error("the context's `isa` must be \"auto\", \"default\" or \"avx2\"");
   }
-  if (!Rf_isNull(opt)) {
-    if (TYPEOF(opt) != STRSXP || Rf_length(opt) != 1 || STRING_ELT(opt, 0) == NA_STRING)
-      v = "?";
-    else
-      v = CHAR(STRING_ELT(opt, 0));
-  } else {
-    const char* env = std::getenv("KMAHA_ISA");
-    if (env != nullptr && *env != '\0') {
-      name = "KMAHA_ISA";
-      v = env;
-    }
-  }
-  const char* what = name == "KMAHA_ISA" ? "Environment variable" : "Option";
-  if (v == "auto") return kmaha::best_isa();
-  if (v == "default") return kmaha::isa::baseline;
-  if (v == "avx2") {
-    if (!kmaha::avx2_compiled())
-      Rcpp::stop("%s `%s` is \"avx2\", but this build of kmaha has no AVX2 kernels.",
-                 what, name);
-    if (!kmaha::cpu_has_avx2_fma())
-      Rcpp::stop("%s `%s` is \"avx2\", but this CPU lacks AVX2 or FMA.", what, name);
-    return kmaha::isa::avx2;
-  }
-  Rcpp::stop("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name);
+  return kmaha::context(static_cast<int>(t), kernels, user_interrupt());
+}
+
+// Runs the body of an exported function, body(const kmaha::context&), in the
+// context made from R's list `ctx`, with the calling thread's OpenMP thread
+// count (which Eigen's and Armadillo's own parallel code follow) set to the
+// context's for the duration of the call; exceptions as in guarded().
+template <class F>
+inline auto run(SEXP ctx, F&& body)
+    -> decltype(body(std::declval<const kmaha::context&>())) {
+  return guarded([&] {
+    const kmaha::context c = context_from_r(ctx);
+    const kmaha::thread_scope scope(c.threads);
+    return body(c);
+  });
 }
 
 // Class labels: R's 1-based integer codes (as.integer(factor)) to the core's
 // 0-based labels.
 inline arma::uvec labels_from_r(const arma::ivec& y) {
-  if (y.n_elem && y.min() < 1) Rcpp::stop("labels must be positive integer codes");
+  if (y.n_elem && y.min() < 1) throw kmaha::error("labels must be positive integer codes");
   return arma::conv_to<arma::uvec>::from(y - 1);
 }
 
@@ -103,16 +116,6 @@ inline Rcpp::IntegerMatrix index_to_r(const arma::umat& idx) {
     out[i] = idx[i] == kmaha::no_neighbor ? NA_INTEGER
                                           : static_cast<int>(idx[i]) + 1;
   return out;
-}
-
-// The thread count for a core call: `requested` when positive, else the
-// package setting resolved in R by kmaha_threads() (option
-// kmaha.num_threads, environment variable KMAHA_NUM_THREADS, default 2).
-inline int resolve_threads(int requested) {
-  if (requested > 0) return requested;
-  const Rcpp::Environment ns = Rcpp::Environment::namespace_env("kmaha");
-  const Rcpp::Function current = ns["kmaha_threads"];
-  return Rcpp::as<int>(current());
 }
 
 // A kernel object made by rbf_kernel() & co. (already validated in R).

@@ -24,10 +24,9 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
                         int refresh, double slack, bool verbose,
-                        int threads, double dense_max = 2048,
-                        double max_pairs = 0) {
-  return kmaha_glue::guarded([&] {
-  if (solver != "M" && solver != "L") Rcpp::stop("unknown solver");
+                        double dense_max, double max_pairs, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+  if (solver != "M" && solver != "L") throw kmaha::error("unknown solver");
   const arma::uvec yy = kmaha_glue::labels_from_r(y);
   kmaha::lmnn::options o;
   o.mu = mu;
@@ -36,8 +35,8 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.tol = tol;
   o.refresh = static_cast<unsigned>(std::max(1, refresh));
   o.slack = slack;
-  o.threads = threads;
-  o.kernels = kmaha_glue::isa_setting();
+  o.threads = c.threads;
+  o.kernels = c.kernels;
   o.dense_max = static_cast<arma::uword>(dense_max);
   o.max_pairs = static_cast<std::size_t>(max_pairs);
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
@@ -55,10 +54,10 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   }
   const double factr = tol / DBL_EPSILON;
   kmaha::lmnn::minimizer_fn lbfgs =
-      [factr](std::function<double(const arma::vec&, arma::vec&)> f,
-              const arma::vec& x0, unsigned maxit) {
+      [factr, &c](std::function<double(const arma::vec&, arma::vec&)> f,
+                  const arma::vec& x0, unsigned maxit) {
         kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-            f, x0, static_cast<int>(maxit), factr, 0.0);
+            f, x0, static_cast<int>(maxit), factr, 0.0, c.interrupt);
         kmaha::lmnn::inner_result ir;
         ir.par = lr.par;
         ir.evaluations = static_cast<unsigned>(lr.fncount);
@@ -70,7 +69,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
       x, yy, kmaha_glue::index_from_r(targets), init, o,
       solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
-      lbfgs, kmaha_glue::user_interrupt(), progress);
+      lbfgs, c.interrupt, progress);
   return Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
@@ -96,27 +95,25 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
                               const Rcpp::IntegerMatrix& targets,
                               const arma::mat& map, double mu, double lambda,
-                              std::string form, double eps = 0.0) {
-  return kmaha_glue::guarded([&] {
+                              std::string form, double eps, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
   const kmaha::lmnn::problem P = problem_from_r(x, y, targets, mu, lambda);
   arma::mat G;
   kmaha::lmnn::eval_out e;
   if (form == "M") {
     arma::mat M = map;
     const arma::mat L = kmaha::lmnn::psd_project(M);
-    e = kmaha::lmnn::evaluate(P, L, nullptr, &G, nullptr, 0.0, 256,
-                              kmaha_glue::user_interrupt());
+    e = kmaha::lmnn::evaluate(P, L, nullptr, &G, nullptr, 0.0, 256, c.interrupt);
     // evaluate() reports lambda ||L||_F^2 = lambda tr(M) for the factor
   } else if (form == "L") {
-    e = kmaha::lmnn::evaluate(P, map, nullptr, nullptr, &G, 0.0, 256,
-                              kmaha_glue::user_interrupt());
+    e = kmaha::lmnn::evaluate(P, map, nullptr, nullptr, &G, 0.0, 256, c.interrupt);
   } else if (form == "Lpairs" || form == "Lgram") {
     kmaha::lmnn::workspace ws;
-    e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256,
-                                kmaha_glue::user_interrupt(), ws,
+    ws.kernels = c.kernels;
+    e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256, c.interrupt, ws,
                                 form == "Lgram");
   } else {
-    Rcpp::stop("unknown form");
+    throw kmaha::error("unknown form");
   }
   return Rcpp::List::create(
       Rcpp::Named("value") = e.value, Rcpp::Named("exact") = e.exact,

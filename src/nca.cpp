@@ -10,15 +10,15 @@ namespace {
 
 std::unique_ptr<kmaha::nca_objective> make_nca(
     const arma::mat& X, const arma::uvec& y, double lambda,
-    const arma::mat* reg, int threads, arma::uword block) {
-  return std::unique_ptr<kmaha::nca_objective>(new kmaha::nca_objective(
-      X, y, lambda, reg, threads, block, kmaha_glue::user_interrupt(),
-      kmaha_glue::isa_setting()));
+    const arma::mat* reg, arma::uword block, const kmaha::context& c) {
+  return std::unique_ptr<kmaha::nca_objective>(
+      new kmaha::nca_objective(X, y, lambda, reg, block, c));
 }
 
 // Runs L-BFGS-B on an NCA objective from the d x D start A0.
 Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
-                   int max_iter, double tol, bool verbose) {
+                   int max_iter, double tol, bool verbose,
+                   const kmaha::context& c) {
   const arma::uword d = A0.n_rows, D = A0.n_cols;
   int evals = 0;
   auto fg = [&](const arma::vec& par, arma::vec& g) -> double {
@@ -38,7 +38,8 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
   // (optim()'s factr is in units of the machine epsilon).
   const double factr = tol / std::numeric_limits<double>::epsilon();
   kmaha_glue::lbfgs_result res =
-      kmaha_glue::minimize_lbfgs(fg, arma::vectorise(A0), max_iter, factr, 0.0);
+      kmaha_glue::minimize_lbfgs(fg, arma::vectorise(A0), max_iter, factr, 0.0,
+                                 c.interrupt);
   arma::mat A = arma::reshape(res.par, d, D);
   // The value reported is the one at the returned parameters.
   const double value = res.value_at_par ? res.value : obj.evaluate(A, nullptr);
@@ -68,15 +69,14 @@ Rcpp::List fit_nca(const kmaha::nca_objective& obj, const arma::mat& A0,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A, double lambda,
-                             Rcpp::Nullable<Rcpp::NumericMatrix> reg,
-                             int threads, int block = 0,
-                             double min_parallel_flops = -1.0) {
-  return kmaha_glue::guarded([&] {
+                             Rcpp::Nullable<Rcpp::NumericMatrix> reg, int block,
+                             double min_parallel_flops, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
     std::unique_ptr<kmaha::nca_objective> obj =
         make_nca(x, kmaha_glue::labels_from_r(y), lambda, reg.isNotNull() ? &R : nullptr,
-                 threads, static_cast<arma::uword>(std::max(block, 0)));
+                 static_cast<arma::uword>(std::max(block, 0)), c);
     if (min_parallel_flops >= 0.0) obj->set_min_parallel_flops(min_parallel_flops);
     arma::mat G;
     const double f = obj->evaluate(A, &G);
@@ -91,15 +91,14 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, int threads,
-                       bool rescale_start = true) {
-  return kmaha_glue::guarded([&] {
+                       double tol, bool verbose, bool rescale_start, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
     const std::unique_ptr<kmaha::nca_objective> obj =
         make_nca(x, kmaha_glue::labels_from_r(y), lambda, reg.isNotNull() ? &R : nullptr,
-                 threads, 0);
-    if (A0.n_cols != x.n_cols) Rcpp::stop("the start map must have one column per feature");
+                 0, c);
+    if (A0.n_cols != x.n_cols) throw kmaha::error("the start map must have one column per feature");
     // A built-in start far from the scale of the data (the mapped points
     // spread over more than 2^100 or less than 2^-100) makes the objective
     // flat or the problem badly scaled: every neighbour probability is 0 or
@@ -116,8 +115,8 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
       const arma::mat xs = x * s;
       const std::unique_ptr<kmaha::nca_objective> obj_s =
           make_nca(xs, kmaha_glue::labels_from_r(y), lambda * s * s,
-                   reg.isNotNull() ? &R : nullptr, threads, 0);
-      Rcpp::List r = fit_nca(*obj_s, A0, max_iter, tol, verbose);
+                   reg.isNotNull() ? &R : nullptr, 0, c);
+      Rcpp::List r = fit_nca(*obj_s, A0, max_iter, tol, verbose, c);
       r["map"] = Rcpp::as<arma::mat>(r["map"]) * s;
       r["start_scale"] = s;
       return r;
@@ -141,7 +140,7 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
         }
       }
     }
-    Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose);
+    Rcpp::List res = fit_nca(*obj, A0, max_iter, tol, verbose, c);
     if (rescale_start && Rcpp::as<bool>(res["flat_start"])) {
       const double s = obj->start_scale(A0);
       if (usable(s)) res = refit_scaled(s);
@@ -154,25 +153,20 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
 // ---------------------------------------------------------------------------
 // Mini-batch NCA (kmaha/nca_minibatch.hpp): Adam steps on the NCA objective
 // of batches of rows.  batches: b x steps matrix of 1-based row indices, one
-// column per step (drawn in R).  Each batch's objective is built by
-// make_nca() on `threads` threads.
+// column per step (drawn in R).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y,
                              const arma::mat& A0, double lambda,
                              const arma::imat& batches, double learning_rate,
-                             int threads) {
-  return kmaha_glue::guarded([&] {
-    if (batches.min() < 1) Rcpp::stop("batch indices must be positive");
+                             SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+    if (batches.min() < 1) throw kmaha::error("batch indices must be positive");
     kmaha::nca_minibatch_options o;
     o.lambda = lambda;
     o.learning_rate = learning_rate;
-    const kmaha::nca_batch_factory make = [&](const arma::mat& xb,
-                                              const arma::uvec& yb) {
-      return make_nca(xb, yb, 0.0, nullptr, threads, 0);
-    };
     const kmaha::nca_minibatch_result r = kmaha::nca_minibatch(
         x, kmaha_glue::labels_from_r(y), A0, arma::conv_to<arma::umat>::from(batches - 1), o,
-        make, kmaha_glue::user_interrupt());
+        c);
     return Rcpp::List::create(
         Rcpp::Named("map") = r.A, Rcpp::Named("value") = r.objective,
         Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),

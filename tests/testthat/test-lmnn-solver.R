@@ -11,7 +11,7 @@ kpca_problem <- function(n = 36, sigma = 1, seed = 3) {
   y <- factor(rep(c("a", "b", "c"), length.out = n))
   x <- matrix(rnorm(n * 3), n, 3) + 0.8 * as.integer(y)
   z <- unname(kpca(scale(x), kernel = rbf_kernel(sigma))$coords)
-  tg <- kmaha:::cpp_class_neighbors(z, as.integer(y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(z, as.integer(y), 3L, TRUE, test_ctx())
   list(z = z, y = y, tg = tg)
 }
 
@@ -23,10 +23,10 @@ test_that("the solver's evaluation equals the reference one when D is about n", 
   L <- diag(D) + matrix(rnorm(D * D, sd = 0.3), D)
   for (lambda in c(0, 0.3)) {
     ref <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4,
-                                      lambda, "L")
+                                      lambda, "L", 0, test_ctx())
     for (form in c("Lpairs", "Lgram")) {
       got <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4,
-                                        lambda, form)
+                                        lambda, form, 0, test_ctx())
       info <- paste(form, "lambda", lambda)
       expect_equal(got$value, ref$value, tolerance = 1e-10, info = info)
       expect_equal(got$pull, ref$pull, tolerance = 1e-10, info = info)
@@ -44,7 +44,7 @@ test_that("the smoothed objective's gradient matches finite differences when D i
   for (form in c("Lpairs", "Lgram")) {
     f <- function(Lm) {
       kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, Lm, 0.5, 0.2,
-                                 form, eps = 0.5)
+                                 form, 0.5, test_ctx())
     }
     got <- f(L)
     expect_gt(got$triples, 0)
@@ -76,7 +76,7 @@ test_that("the L-form solver reaches the convex solver's optimum", {
     # the reported objective is the exact one at the returned map
     tg <- fl$targets
     ex <- kmaha:::cpp_lmnn_objective(unname(cs$x), as.integer(cs$y), tg,
-                                     unname(fl$L), 0.5, cs$lambda, "L")
+                                     unname(fl$L), 0.5, cs$lambda, "L", 0, test_ctx())
     expect_equal(fl$convergence$objective, ex$value, tolerance = 1e-8, info = nm)
   }
 })
@@ -84,10 +84,10 @@ test_that("the L-form solver reaches the convex solver's optimum", {
 test_that("every way of visiting impostors reaches the same optimum", {
   d <- toy_data(n = 60, D = 3, seed = 7)
   x <- scale(d$x)
-  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(dense_max, max_pairs) {
     kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 1000,
-                         1e-9, "L", 10L, 0.2, FALSE, 1L, dense_max, max_pairs)
+                         1e-9, "L", 10L, 0.2, FALSE, dense_max, max_pairs, test_ctx())
   }
   gram <- fit(1e6, 0)       # all pairs through the Gram matrix
   active <- fit(0, 0)       # active set of pairs
@@ -96,7 +96,7 @@ test_that("every way of visiting impostors reaches the same optimum", {
   expect_equal(active$objective, gram$objective, tolerance = 1e-4)
   expect_equal(search$objective, gram$objective, tolerance = 1e-4)
   ex <- kmaha:::cpp_lmnn_objective(unname(x), as.integer(d$y), tg, search$L,
-                                   0.5, 0, "L")
+                                   0.5, 0, "L", 0, test_ctx())
   expect_equal(search$objective, ex$value, tolerance = 1e-10)
 })
 
@@ -140,7 +140,7 @@ test_that("RKLMNN's lambda shrinks the metric and keeps the objective exact", {
   expect_gt(tr[1], tr[2])
   for (i in 1:2) {
     ex <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), fits[[i]]$targets,
-                                     unname(fits[[i]]$L), 0.5, c(0.01, 1)[i], "L")
+                                     unname(fits[[i]]$L), 0.5, c(0.01, 1)[i], "L", 0, test_ctx())
     expect_equal(fits[[i]]$convergence$objective, ex$value, tolerance = 1e-8)
   }
 })
@@ -172,10 +172,10 @@ test_that("no n x n matrix at large n (address space capped in a child process)"
 test_that("the impostor search gives the same fit on one and two threads", {
   d <- toy_data(n = 700, D = 3, p = 4, seed = 9)
   x <- scale(d$x)
-  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(threads) {
     kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 300,
-                         1e-5, "L", 10L, 0.2, FALSE, threads, 0, 0)
+                         1e-5, "L", 10L, 0.2, FALSE, 0, 0, test_ctx(threads))
   }
   one <- fit(1L)
   two <- fit(2L)

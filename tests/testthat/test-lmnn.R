@@ -9,7 +9,7 @@ test_that("the exact objective and M-gradient equal a plain-R computation", {
   M <- crossprod(A)
   for (lambda in c(0, 0.3)) {
     ref <- lmnn_plain(d$x, d$y, tg, M, mu = 0.4, lambda = lambda)
-    got <- cpp_lmnn_objective(d$x, as.integer(d$y), tg, M, 0.4, lambda, "M")
+    got <- cpp_lmnn_objective(d$x, as.integer(d$y), tg, M, 0.4, lambda, "M", 0, test_ctx())
     expect_gt(ref$push, 0)
     expect_equal(got$value, ref$value, tolerance = 1e-10)
     expect_equal(got$pull, ref$pull, tolerance = 1e-10)
@@ -27,7 +27,7 @@ test_that("the L-form objective equals the plain-R one and its gradient matches 
   expect_gt(min(abs(ref$hinge_args)), 1e-4)  # no hinge at its kink
   obj <- function(Lv) {
     cpp_lmnn_objective(d$x, as.integer(d$y), tg, matrix(Lv, 2, 3), 0.6, 0.2,
-                       "L")
+                       "L", 0, test_ctx())
   }
   got <- obj(L)
   expect_equal(got$value, ref$value, tolerance = 1e-10)
@@ -73,9 +73,9 @@ test_that("the hinge term reaches zero on separable data", {
     fit <- lmnn(x, y, k = 3, solver = s)
     xs <- kmaha:::apply_scaling(x, fit$prep)
     at_start <- cpp_lmnn_objective(xs, as.integer(y), fit$targets, diag(4),
-                                   0.5, 0, "M")
+                                   0.5, 0, "M", 0, test_ctx())
     at_end <- cpp_lmnn_objective(xs, as.integer(y), fit$targets,
-                                 unname(fit$M), 0.5, 0, "M")
+                                 unname(fit$M), 0.5, 0, "M", 0, test_ctx())
     expect_true(fit$convergence$converged)
     expect_gt(at_start$push, 0)
     expect_equal(at_end$push, 0)

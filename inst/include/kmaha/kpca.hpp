@@ -333,26 +333,23 @@ inline void kpca_solve(const arma::mat& K, arma::uword rank, double tol,
 //        the top `rank` (fewer if fewer are above the tolerance);
 //  method: full, truncated (needs rank > 0) or automatic (see
 //        kpca_use_truncated());
-//  num_threads: threads of Eigen's parallel products.
+//  ctx:  threads of Eigen's parallel products, the interrupt callback.
 // Throws kmaha::error for a zero kernel matrix or a zero centred matrix.
-inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
-                            double tol = 1e-8,
-                            kpca_method method = kpca_method::automatic,
-                            const interrupt_fn& interrupt = no_interrupt,
-                            int num_threads = 1) {
+inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank, double tol,
+                            kpca_method method, const context& ctx) {
   detail::check_gram(K);
   if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
   const arma::uword n = K.n_rows;
   if (rank > n) throw error("kpca: rank exceeds the number of points");
   const double kmax = detail::max_abs(K);
   if (kmax == 0.0) detail::zero_gram_error();
-  const thread_scope threads(num_threads);
+  const thread_scope threads(ctx.threads);
 
   kpca_result r;
   r.col_means = arma::mean(K, 0).t();
   r.grand_mean = arma::mean(r.col_means);
   r.trace = arma::sum(K.diag()) - static_cast<double>(n) * r.grand_mean;
-  detail::kpca_solve(K, rank, tol, method, kmax, r, interrupt);
+  detail::kpca_solve(K, rank, tol, method, kmax, r, ctx.interrupt);
   return r;
 }
 
@@ -384,7 +381,7 @@ inline arma::mat kpca_project(const arma::mat& Kx, const arma::mat& projection,
 
 // Coordinates of the rows of newdata (m x D) under the KPCA of the training
 // rows X (n x D) with kernel sum_i w_i k_i: kernel rows are built and
-// projected in blocks of new rows on num_threads threads, so memory is
+// projected in blocks of new rows on the context's threads, so memory is
 // O(block * n) per thread, never m x n.
 inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
                                      const arma::vec& w,
@@ -392,9 +389,7 @@ inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
                                      const arma::mat& X,
                                      const arma::mat& projection,
                                      const arma::vec& col_means,
-                                     double grand_mean,
-                                     const interrupt_fn& interrupt = no_interrupt,
-                                     int num_threads = 1) {
+                                     double grand_mean, const context& ctx) {
   if (newdata.n_cols != X.n_cols)
     throw error("kpca_project: new points and training points differ in columns");
   const arma::uword n = X.n_rows;
@@ -403,12 +398,12 @@ inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
   const double target = 1048576.0 / static_cast<double>(std::max<arma::uword>(n, 1));
   const row_blocks blocks(newdata.n_rows, static_cast<arma::uword>(
                                               std::max(8.0, std::min(256.0, target))));
-  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+  parallel_for(blocks.count(), ctx, [&](std::size_t b, std::size_t) {
     const arma::uword s = blocks.start(b), e = blocks.end(b);
     arma::mat Kx;
-    gram_rows(ks, w, newdata, s, e, X, xx, Kx);
+    gram_rows(ks, w, newdata, s, e, X, xx, Kx, ctx.kernels);
     Z.rows(s, e - 1) = kpca_project(Kx, projection, col_means, grand_mean);
-  }, interrupt);
+  });
   return Z;
 }
 

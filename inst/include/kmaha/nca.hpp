@@ -30,10 +30,10 @@
 // which makes every "same class" set a contiguous column range.
 //
 // Every product goes through kmaha::gemm (gemm.hpp) on Armadillo memory, and
-// the product kernels and the softmax row run in the instruction set chosen
-// by the caller (isa::avx2 or isa::baseline).  Row blocks are shared among
-// OpenMP threads; the interrupt callback is polled between chunks of blocks,
-// on the calling thread only, outside parallel regions (common.hpp).
+// the product kernels and the softmax row run in the instruction set of the
+// caller's context (isa::avx2 or isa::baseline).  Row blocks are shared among
+// the context's threads; its interrupt callback is polled between chunks of
+// blocks, on the calling thread only, outside parallel regions (common.hpp).
 #ifndef KMAHA_NCA_HPP
 #define KMAHA_NCA_HPP
 
@@ -44,6 +44,7 @@
 #include <numeric>
 #include <vector>
 #include "common.hpp"
+#include "context.hpp"
 #include "distances.hpp"
 #include "gemm.hpp"
 #include "parallel.hpp"
@@ -285,14 +286,13 @@ class nca_objective {
   // X: n x D, one observation per row.  y: 0-based class labels.
   // lambda >= 0; reg: nullptr for lambda ||A||_F^2, else a symmetric D x D
   // matrix R for lambda trace(A R A') (the object keeps a pointer: R must
-  // outlive it).  block = 0 picks the row block size automatically.  s: the
-  // instruction set of the kernels (isa::avx2 needs cpu_has_avx2_fma()).
-  nca_objective(const arma::mat& X, const arma::uvec& y, double lambda = 0.0,
-                const arma::mat* reg = nullptr, int num_threads = 1,
-                arma::uword block = 0, interrupt_fn interrupt = no_interrupt,
-                isa s = best_isa())
-      : lambda_(lambda), reg_(reg), nt_(usable_threads(num_threads)), isa_(s),
-        interrupt_(std::move(interrupt)) {
+  // outlive it).  block = 0 picks the row block size automatically.  ctx:
+  // threads, instruction set of the kernels (isa::avx2 needs
+  // cpu_has_avx2_fma()) and interrupt callback; the object keeps a copy.
+  nca_objective(const arma::mat& X, const arma::uvec& y, double lambda,
+                const arma::mat* reg, arma::uword block, const context& ctx)
+      : lambda_(lambda), reg_(reg), nt_(usable_threads(ctx.threads)),
+        isa_(ctx.kernels), ctx_(ctx) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("nca: at least two observations are needed");
     if (y.n_elem != n) throw error("nca: labels and rows differ in length");
@@ -301,7 +301,7 @@ class nca_objective {
       throw error("nca: lambda must be finite and non-negative");
     if (reg != nullptr && (reg->n_rows != X.n_cols || reg->n_cols != X.n_cols))
       throw error("nca: the regularisation matrix must be D x D");
-    if (s == isa::avx2 && !cpu_has_avx2_fma())
+    if (isa_ == isa::avx2 && !cpu_has_avx2_fma())
       throw error("nca: the AVX2+FMA kernels are not available here");
     // Stable sort by class: same-class columns become contiguous ranges.
     order_ = arma::stable_sort_index(y);
@@ -377,7 +377,7 @@ class nca_objective {
             if (best > tiny && std::isfinite(best)) nn.push_back(best);
           }
         },
-        interrupt_, isa_);
+        ctx_.with_threads(1));
     if (nn.empty()) return 1.0;
     std::nth_element(nn.begin(), nn.begin() + nn.size() / 2, nn.end());
     const double med = nn[nn.size() / 2];  // of the distances of Z / c
@@ -488,7 +488,7 @@ class nca_objective {
         }
       }
       errs.rethrow();
-      check_interrupt(interrupt_);
+      check_interrupt(ctx_.interrupt);
     }
 
     double f = 0.0;
@@ -539,7 +539,7 @@ class nca_objective {
   const arma::mat* reg_;
   int nt_;
   isa isa_;
-  interrupt_fn interrupt_;
+  context ctx_;
   arma::uvec order_;
   arma::mat Xs_;
   arma::uvec start_, end_;
