@@ -89,10 +89,10 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   res <- tryCatch(
     core_kdne_fit(K, targets$same, targets$other,
                   if (is.null(dim)) 0L else dim, eps, kmaha_context()),
-    error = function(e) {
-      if (!grepl("not positive definite", conditionMessage(e), fixed = TRUE)) stop(e)
-      stopf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
-            format(eps))
+    kmaha_singular_error = function(e) {
+      e$message <- sprintf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
+                           format(eps))
+      stop(e)
     })
   U <- res$U
   rownames(U) <- paste0("dim", seq_len(nrow(U)))

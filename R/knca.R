@@ -96,10 +96,8 @@ knca.formula <- function(formula, data, subset, na.action, ...) {
 # coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
 # component.
 knca_kpca_basis <- function(K, rel_tol = 1e-10) {
-  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", kmaha_context()), error = function(e) {
-    if (!grepl("is zero", conditionMessage(e), fixed = TRUE)) stop(e)
-    NULL
-  })
+  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", kmaha_context()),
+                  kmaha_degenerate_error = function(e) NULL)
   if (is.null(fit)) return(list(values = numeric(0), alpha = matrix(0, nrow(K), 0)))
   list(values = fit$eigenvalues, alpha = fit$projection)
 }

@@ -6,6 +6,8 @@
 
 #include <RcppArmadillo.h>
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,16 +35,57 @@ inline kmaha::interrupt_fn user_interrupt() {
   };
 }
 
-// Runs the body of an exported function: kmaha::interrupted becomes an R
-// interrupt; kmaha::error (a std::runtime_error) and every other exception
-// reach Rcpp's wrapper, which turns them into R errors.
+// Signals the R error condition of class c("kmaha_<kind>_error",
+// "kmaha_error", "error", "condition") with `message` and no call (so that
+// nothing of the glue's call shows), through R's stop().  The longjmp stop()
+// makes towards the handler is caught by Rcpp::unwindProtect and resumed by
+// Rcpp's wrapper of the export once the C++ frames have unwound (a
+// Rcpp::LongjumpException), so it never crosses C++ code.
+[[noreturn]] inline void stop_kind(const std::string& kind,
+                                   const std::string& message) {
+  Rcpp::List cond = Rcpp::List::create(Rcpp::Named("message") = message,
+                                       Rcpp::Named("call") = R_NilValue);
+  cond.attr("class") = Rcpp::CharacterVector::create(
+      "kmaha_" + kind + "_error", "kmaha_error", "error", "condition");
+  Rcpp::unwindProtect([&]() -> SEXP {
+    Rcpp::Shield<SEXP> call(Rf_lang2(Rf_install("stop"), cond));
+    return Rf_eval(call, R_BaseEnv);
+  });
+  // stop() does not return.
+  throw std::logic_error("stop() returned");
+}
+
+// Runs the body of an exported function and maps what it throws to R:
+//  * kmaha::interrupted becomes an R interrupt;
+//  * kmaha::error becomes an R error of class kmaha_<kind>_error (kinds in
+//    kmaha/common.hpp), std::bad_alloc one of class kmaha_memory_error, any
+//    other std::runtime_error (e.g. a failed decomposition of Armadillo)
+//    kmaha_numerical_error, and every other exception (a failed conversion
+//    of an R object, a logic error) kmaha_invalid_error; each with the
+//    exception's message and no call;
+//  * R's own jumps (Rcpp::LongjumpException, e.g. an R error raised in a
+//    callback into R) pass through to Rcpp's wrapper, which resumes them.
 template <class F>
 inline auto guarded(F&& body) -> decltype(body()) {
+  std::string kind, message;
   try {
     return body();
   } catch (const kmaha::interrupted&) {
     throw Rcpp::internal::InterruptedException();
+  } catch (const kmaha::error& e) {
+    kind = kmaha::error_kind_name(e.kind());
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    kind = "memory";
+    message = "not enough memory: a matrix of this computation could not be allocated";
+  } catch (const std::runtime_error& e) {
+    kind = "numerical";
+    message = e.what();
+  } catch (const std::exception& e) {
+    kind = "invalid";
+    message = e.what();
   }
+  stop_kind(kind, message);
 }
 
 // The core's context from the list made by kmaha_context() in R/core.R:

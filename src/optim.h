@@ -107,6 +107,7 @@ inline void eval(lbfgs_state* c, int n, const double* x) {
     if (!finite) {
       if (c->calls == 1) {
         throw kmaha::error(
+            kmaha::error_kind::numerical,
             "the objective or its gradient is not finite at the starting "
             "parameters");
       }

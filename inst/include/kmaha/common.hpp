@@ -4,8 +4,8 @@
 //  * one observation per ROW (n x D), exactly as R stores a data matrix, so the
 //    glue can hand R memory to the core without transposing;
 //  * class labels are 0-based unsigned integers (arma::uvec);
-//  * errors are reported by throwing kmaha::error (the glue turns them into R
-//    errors);
+//  * errors are reported by throwing kmaha::error, which carries a kind (the
+//    glue turns each kind into an R condition class);
 //  * interrupts follow the policy described at interrupt_fn below.
 // No R header is included by any file of the core.
 #ifndef KMAHA_COMMON_HPP
@@ -25,8 +25,39 @@
 
 namespace kmaha {
 
+// What went wrong, for the caller to act on (the R glue maps each kind to
+// an R condition class, kmaha_<kind>_error):
+//  * invalid:    an argument the caller should have checked (internal);
+//  * singular:   a matrix that must be positive definite is not, e.g. the
+//                Cholesky factor of K + eps I in KDNE;
+//  * degenerate: the data leave nothing to compute, e.g. a zero (centred)
+//                kernel matrix: every point coincides in feature space;
+//  * numerical:  non-finite values, a failed eigendecomposition, divergence;
+//  * memory:     an allocation failed (the glue maps std::bad_alloc here).
+enum class error_kind { invalid, singular, degenerate, numerical, memory };
+
+inline const char* error_kind_name(error_kind k) {
+  switch (k) {
+    case error_kind::singular: return "singular";
+    case error_kind::degenerate: return "degenerate";
+    case error_kind::numerical: return "numerical";
+    case error_kind::memory: return "memory";
+    case error_kind::invalid: break;
+  }
+  return "invalid";
+}
+
+// The core's exception.  Argument checks throw error(message), of kind
+// invalid; every other failure names its kind.
 struct error : public std::runtime_error {
-  explicit error(const std::string& what) : std::runtime_error(what) {}
+  explicit error(const std::string& what)
+      : std::runtime_error(what), kind_(error_kind::invalid) {}
+  error(error_kind kind, const std::string& what)
+      : std::runtime_error(what), kind_(kind) {}
+  error_kind kind() const noexcept { return kind_; }
+
+ private:
+  error_kind kind_;
 };
 
 // Interrupt policy, one for the whole core.

@@ -270,7 +270,7 @@ inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
                                   arma::uword& dim_out) {
   arma::mat V;
   if (!arma::eig_sym(eigval, V, S))
-    throw error(std::string(who) + ": the eigen-decomposition failed");
+    throw error(error_kind::numerical, std::string(who) + ": the eigen-decomposition failed");
   n_negative = count_negative(eigval);
   dim_out = dim > 0 ? dim : std::max<arma::uword>(1, n_negative);
   arma::mat Vd = V.cols(0, dim_out - 1);
@@ -308,8 +308,8 @@ struct kdne_result {
 };
 
 // KDNE on Gram matrix K (n x n) with graph g; dim = 0 as in dne_fit().
-// Throws a kmaha::error starting with "not positive definite" when
-// K + eps I has no reliable Cholesky factor.
+// Throws a kmaha::error of kind singular when K + eps I has no reliable
+// Cholesky factor.
 inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
                             arma::uword dim, double eps, const context& ctx) {
   const arma::uword n = K.n_rows;
@@ -330,7 +330,9 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   const double piv_tol = 10.0 * n * std::numeric_limits<double>::epsilon() * dmax;
   if (!(dmax > 0.0) || !arma::chol(R, B) ||
       arma::min(arma::square(R.diag())) <= piv_tol) {
-    throw error("not positive definite");
+    throw error(error_kind::singular,
+                "kdne: K + eps I is not positive definite: the Gram matrix is "
+                "singular or nearly so");
   }
   check_interrupt(ctx.interrupt);
   // C = R^{-T} M R^{-1}

@@ -151,11 +151,12 @@ class centred_gram_op {
 inline void check_gram(const arma::mat& K) {
   if (K.n_rows != K.n_cols) throw error("kpca: the kernel matrix must be square");
   if (K.n_rows < 2) throw error("kpca: at least 2 points are needed");
-  if (!K.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  if (!K.is_finite())
+    throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
 }
 
 inline void zero_centred_error() {
-  throw error(
+  throw error(error_kind::degenerate,
       "the centred kernel matrix is zero: all points coincide in feature "
       "space, so there is no component to extract. Use a kernel that "
       "separates the points (e.g. a smaller RBF sigma) or check for "
@@ -163,7 +164,7 @@ inline void zero_centred_error() {
 }
 
 inline void zero_gram_error() {
-  throw error(
+  throw error(error_kind::degenerate,
       "the kernel matrix is zero: every kernel value is 0 (e.g. a linear or "
       "polynomial kernel without offset on all-zero data), so there is no "
       "component to extract");
@@ -202,7 +203,7 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
   dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
           &m, w.data(), Z.data(), &n, isuppz.data(), &work_q, &lwork, &iwork_q,
           &liwork, &info, 1, 1);
-  if (info != 0) throw error("kpca: the tridiagonal eigensolver failed");
+  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
   lwork = static_cast<arma::blas_int>(work_q);
   liwork = iwork_q;
   std::vector<double> work(static_cast<std::size_t>(lwork));
@@ -210,7 +211,7 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
   dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
           &m, w.data(), Z.data(), &n, isuppz.data(), work.data(), &lwork,
           iwork.data(), &liwork, &info, 1, 1);
-  if (info != 0) throw error("kpca: the tridiagonal eigensolver failed");
+  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
   w.conservativeResize(m);
   Z.conservativeResize(Eigen::NoChange, m);
 }

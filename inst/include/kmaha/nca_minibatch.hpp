@@ -105,7 +105,7 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
       p2[k] = o.beta2 * p2[k] + (1.0 - o.beta2) * pg[k] * pg[k];
       a[k] -= lr * (p1[k] * c1) / (std::sqrt(p2[k] * c2) + o.eps);
     }
-    if (!r.A.is_finite()) throw error("nca: the mini-batch steps diverged");
+    if (!r.A.is_finite()) throw error(error_kind::numerical, "nca: the mini-batch steps diverged");
     check_interrupt(ctx.interrupt);
   }
   const arma::uword last = std::min<arma::uword>(50, steps);

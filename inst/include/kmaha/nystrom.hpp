@@ -87,11 +87,12 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
 
   // 1. The landmark Gram matrix and its inverse square root T (m x q).
   const arma::mat W = gram_sum(ks, w, Z, nullptr, ctx);
-  if (!W.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  if (!W.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
   arma::vec s;
   arma::mat U;
   if (!arma::eig_sym(s, U, W))
-    throw error("nystrom: the eigen-decomposition of the landmark Gram matrix failed");
+    throw error(error_kind::numerical,
+                "nystrom: the eigen-decomposition of the landmark Gram matrix failed");
   const double smax = s.n_elem ? s.max() : 0.0;
   if (!(smax > 0.0)) detail::zero_gram_error();
   const arma::uvec keep = arma::find(s > tol * smax);
@@ -115,7 +116,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
       },
       [&](arma::vec& part) { mu += part; });
   mu /= static_cast<double>(n);
-  if (!mu.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  if (!mu.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
 
   Eigen::MatrixXd G = Eigen::MatrixXd::Zero(m, m);
   ordered_reduce<Eigen::MatrixXd>(
