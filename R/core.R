@@ -55,69 +55,84 @@ resolve_isa <- function() {
   v
 }
 
+# Evaluates a call of the compiled code.  The core's own errors arrive as
+# classed conditions without a call (kmaha_<kind>_error, raised by the
+# glue); an R error raised while the compiled code runs (a limit of
+# setTimeLimit() reached at an interrupt poll, R's failure to allocate a
+# result) carries the internal .Call as its call, and is signalled again
+# without it, so that nothing printed names the glue.  Interrupts pass
+# untouched.
+core_run <- function(expr) {
+  tryCatch(expr, error = function(e) {
+    e$call <- NULL
+    stop(e)
+  })
+}
+
 core_kernel_matrix <- function(kernel, x, y, ctx) {
-  cpp_kernel_matrix(kernel, x, y, ctx)
+  core_run(cpp_kernel_matrix(kernel, x, y, ctx))
 }
 
 core_alignment_products <- function(kernels, x, y, p, ctx) {
-  cpp_alignment_products(kernels, x, y, p, ctx)
+  core_run(cpp_alignment_products(kernels, x, y, p, ctx))
 }
 
 core_dne_neighbors <- function(z, y, k, gram, ctx) {
-  cpp_dne_neighbors(z, y, k, gram, ctx)
+  core_run(cpp_dne_neighbors(z, y, k, gram, ctx))
 }
 
 core_dne_graph <- function(same, other, n, ctx) {
-  cpp_dne_graph(same, other, n, ctx)
+  core_run(cpp_dne_graph(same, other, n, ctx))
 }
 
 core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
-  cpp_dne_fit(x, same, other, dim, lambda, ctx)
+  core_run(cpp_dne_fit(x, same, other, dim, lambda, ctx))
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
-  cpp_kdne_fit(K, same, other, dim, eps, ctx)
+  core_run(cpp_kdne_fit(K, same, other, dim, eps, ctx))
 }
 
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
-  cpp_knn_classify(x, y, p, q, k, self, ctx)
+  core_run(cpp_knn_classify(x, y, p, q, k, self, ctx))
 }
 
 core_class_neighbors <- function(x, y, k, same, ctx) {
-  cpp_class_neighbors(x, y, k, same, ctx)
+  core_run(cpp_class_neighbors(x, y, k, same, ctx))
 }
 
-core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L, ctx)
+core_apply_map <- function(x, L, ctx) core_run(cpp_apply_map(x, L, ctx))
 
 core_kpca_gram <- function(K, rank, tol, method, ctx) {
-  cpp_kpca_gram(K, rank, tol, method, ctx)
+  core_run(cpp_kpca_gram(K, rank, tol, method, ctx))
 }
 
 core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
-  cpp_kpca_kernel(kernel, x, rank, tol, method, ctx)
+  core_run(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx))
 }
 
 core_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
-  cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx)
+  core_run(cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx))
 }
 
 core_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means,
                                      grand_mean, ctx) {
-  cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean,
-                          ctx)
+  core_run(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means,
+                                   grand_mean, ctx))
 }
 
 core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
-  cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx)
+  core_run(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx))
 }
 
 core_nystrom_project <- function(kernel, newdata, landmarks, projection,
                                  col_means, ctx) {
-  cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, ctx)
+  core_run(cpp_nystrom_project(kernel, newdata, landmarks, projection,
+                               col_means, ctx))
 }
 
 core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
-  cpp_kmeanspp_landmarks(kernel, x, m, u, ctx)
+  core_run(cpp_kmeanspp_landmarks(kernel, x, m, u, ctx))
 }
 
 # dense_max and max_pairs: how the L-form solver visits impostor pairs
@@ -125,22 +140,23 @@ core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                           solver, refresh, slack, verbose, ctx,
                           dense_max = 2048, max_pairs = 0) {
-  cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
-               refresh, slack, verbose, dense_max, max_pairs, ctx)
+  core_run(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol,
+                        solver, refresh, slack, verbose, dense_max, max_pairs,
+                        ctx))
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
                          rescale_start, ctx) {
-  cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start,
-              ctx)
+  core_run(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose,
+                       rescale_start, ctx))
 }
 
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-  cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx)
+  core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
 }
 
 # The count of products the core has run per instruction set (a diagnostic
 # for the tests).
-core_gemm_calls <- function(reset, ctx) cpp_gemm_calls(reset, ctx)
+core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))
 
 core_omp_threads <- function(n) cpp_omp_threads(n)

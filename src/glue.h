@@ -6,6 +6,8 @@
 
 #include <RcppArmadillo.h>
 #include <cmath>
+#include <exception>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -20,18 +22,37 @@
 
 namespace kmaha_glue {
 
-namespace detail {
-inline void check_user_interrupt(void*) { R_CheckUserInterrupt(); }
-}  // namespace detail
+// R's jump out of an interrupt poll, held until the core has unwound: one
+// per call of an exported function.
+struct pending_jump {
+  SEXP token = nullptr;  // R's continuation (preserved), once R has jumped
+};
 
 // The core's interrupt callback (see the interrupt policy in
-// kmaha/common.hpp): true when the user has asked to stop.  R's check runs
-// under R_ToplevelExec, so the longjmp it makes on a pending interrupt ends
-// there and never crosses C++ frames; the interrupt it consumed is raised
-// again by guarded() once the core has unwound.
-inline kmaha::interrupt_fn user_interrupt() {
-  return []() -> bool {
-    return R_ToplevelExec(detail::check_user_interrupt, nullptr) == FALSE;
+// kmaha/common.hpp): true when R wants to leave the computation.  It runs
+// R_CheckUserInterrupt() under R_UnwindProtect (Rcpp::unwindProtect), so
+// whatever R does there happens as in R code: a user interrupt (SIGINT) is
+// signalled as an interrupt, a limit of setTimeLimit() raises R's own error
+// ("reached elapsed time limit"), and the handlers of the caller (tryCatch,
+// withCallingHandlers) see them.  The jump R then makes towards a handler or
+// the top level is caught before it crosses a C++ frame and kept in `jump`;
+// the callback answers true, the core unwinds by kmaha::interrupted, and
+// guarded() resumes R's jump at the boundary (R_ContinueUnwind, through
+// Rcpp's wrapper of the export).  Once R has jumped, every later poll
+// answers true.
+inline kmaha::interrupt_fn user_interrupt(std::shared_ptr<pending_jump> jump) {
+  return [jump]() -> bool {
+    if (jump->token != nullptr) return true;
+    try {
+      Rcpp::unwindProtect([]() -> SEXP {
+        R_CheckUserInterrupt();
+        return R_NilValue;
+      });
+    } catch (const Rcpp::LongjumpException& e) {
+      jump->token = e.token;  // preserved by Rcpp::unwindProtect
+      return true;
+    }
+    return false;
   };
 }
 
@@ -55,8 +76,35 @@ inline kmaha::interrupt_fn user_interrupt() {
   throw std::logic_error("stop() returned");
 }
 
+// The R condition kind of an exception of the core (see guarded()), and its
+// message; "" for kmaha::interrupted.
+inline std::string classify(std::exception_ptr ep, std::string& message) {
+  try {
+    std::rethrow_exception(ep);
+  } catch (const kmaha::interrupted&) {
+    return "";
+  } catch (const kmaha::error& e) {
+    message = e.what();
+    return kmaha::error_kind_name(e.kind());
+  } catch (const std::bad_alloc&) {
+    message = "not enough memory: a matrix of this computation could not be allocated";
+    return "memory";
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+    return "numerical";
+  } catch (const std::exception& e) {
+    message = e.what();
+    return "invalid";
+  } catch (...) {
+    message = "unknown C++ exception";
+    return "invalid";
+  }
+}
+
 // Runs the body of an exported function and maps what it throws to R:
-//  * kmaha::interrupted becomes an R interrupt;
+//  * when an interrupt poll caught a jump of R (pending_jump), that jump is
+//    resumed, whatever the body threw (kmaha::interrupted, normally);
+//  * kmaha::interrupted without such a jump becomes an R interrupt;
 //  * kmaha::error becomes an R error of class kmaha_<kind>_error (kinds in
 //    kmaha/common.hpp), std::bad_alloc one of class kmaha_memory_error, any
 //    other std::runtime_error (e.g. a failed decomposition of Armadillo)
@@ -66,25 +114,19 @@ inline kmaha::interrupt_fn user_interrupt() {
 //  * R's own jumps (Rcpp::LongjumpException, e.g. an R error raised in a
 //    callback into R) pass through to Rcpp's wrapper, which resumes them.
 template <class F>
-inline auto guarded(F&& body) -> decltype(body()) {
+inline auto guarded(const pending_jump& jump, F&& body) -> decltype(body()) {
   std::string kind, message;
   try {
-    return body();
-  } catch (const kmaha::interrupted&) {
-    throw Rcpp::internal::InterruptedException();
-  } catch (const kmaha::error& e) {
-    kind = kmaha::error_kind_name(e.kind());
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    kind = "memory";
-    message = "not enough memory: a matrix of this computation could not be allocated";
-  } catch (const std::runtime_error& e) {
-    kind = "numerical";
-    message = e.what();
-  } catch (const std::exception& e) {
-    kind = "invalid";
-    message = e.what();
+    auto result = body();
+    if (jump.token != nullptr) throw Rcpp::LongjumpException(jump.token);
+    return result;
+  } catch (const Rcpp::LongjumpException&) {
+    throw;
+  } catch (...) {
+    if (jump.token != nullptr) throw Rcpp::LongjumpException(jump.token);
+    kind = classify(std::current_exception(), message);
   }
+  if (kind.empty()) throw Rcpp::internal::InterruptedException();
   stop_kind(kind, message);
 }
 
@@ -94,7 +136,7 @@ inline auto guarded(F&& body) -> decltype(body()) {
 // the instruction set, and whether this build and CPU have AVX2+FMA, see
 // cpp_isa_support()), so a bad list here is an internal error.  "auto" is
 // the fastest instruction set usable here, "default" the baseline.
-inline kmaha::context context_from_r(SEXP ctx) {
+inline kmaha::context context_from_r(SEXP ctx, kmaha::interrupt_fn interrupt) {
   if (TYPEOF(ctx) != VECSXP) throw kmaha::error("the context must be a list");
   const Rcpp::List l(ctx);
   if (!l.containsElementNamed("threads") || !l.containsElementNamed("isa"))
@@ -119,18 +161,20 @@ inline kmaha::context context_from_r(SEXP ctx) {
   } else if (v != "default") {
     throw kmaha::error("the context's `isa` must be \"auto\", \"default\" or \"avx2\"");
   }
-  return kmaha::context(static_cast<int>(t), kernels, user_interrupt());
+  return kmaha::context(static_cast<int>(t), kernels, std::move(interrupt));
 }
 
 // Runs the body of an exported function, body(const kmaha::context&), in the
-// context made from R's list `ctx`, with the calling thread's OpenMP thread
-// count (which Eigen's and Armadillo's own parallel code follow) set to the
-// context's for the duration of the call; exceptions as in guarded().
+// context made from R's list `ctx` (its interrupt callback: user_interrupt()),
+// with the calling thread's OpenMP thread count (which Eigen's and
+// Armadillo's own parallel code follow) set to the context's for the
+// duration of the call; exceptions and R's jumps as in guarded().
 template <class F>
 inline auto run(SEXP ctx, F&& body)
     -> decltype(body(std::declval<const kmaha::context&>())) {
-  return guarded([&] {
-    const kmaha::context c = context_from_r(ctx);
+  const std::shared_ptr<pending_jump> jump = std::make_shared<pending_jump>();
+  return guarded(*jump, [&] {
+    const kmaha::context c = context_from_r(ctx, user_interrupt(jump));
     const kmaha::thread_scope scope(c.threads);
     return body(c);
   });

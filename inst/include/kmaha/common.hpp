@@ -63,15 +63,17 @@ struct error : public std::runtime_error {
 // Interrupt policy, one for the whole core.
 //  * Long loops poll an interrupt_fn between chunks of work, on the calling
 //    (main) thread only and never inside an OpenMP region: they call
-//    check_interrupt(interrupt), which enforces both rules.
-//  * The callback answers "has the user asked to stop?".  It never throws and
-//    never longjmps (the R glue looks at R's interrupt flag under
-//    R_ToplevelExec, src/glue.h).
+//    check_interrupt(interrupt), which enforces both rules.  The callback
+//    comes with the call's context (context.hpp).
+//  * The callback answers "must the computation stop?".  It never throws and
+//    never longjmps (the R glue runs R's own check under R_UnwindProtect and
+//    holds whatever jump R makes there, a user interrupt or the error of a
+//    time limit, until the core has unwound; src/glue.h).
 //  * When it answers yes, check_interrupt() throws kmaha::interrupted, which
-//    unwinds C++ frames only.  The glue's wrappers turn it into an R
-//    interrupt; where the core runs inside C code (R's lbfgsb(), src/optim.h)
-//    the glue catches it inside the C callback, makes the C code return, and
-//    rethrows it afterwards.
+//    unwinds C++ frames only.  The glue's boundary then resumes R's jump;
+//    where the core runs inside C code (R's lbfgsb(), src/optim.h) the glue
+//    catches it inside the C callback, makes the C code return, and rethrows
+//    it afterwards.
 //  * An exception raised inside an OpenMP region must not leave it: wrap the
 //    work of the region in parallel_errors::run() and call rethrow() on the
 //    calling thread after the region.
