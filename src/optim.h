@@ -12,6 +12,7 @@
 #define KMAHA_OPTIM_H
 
 #include "glue.h"
+#include <kmaha/minimizer.hpp>
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -224,6 +225,31 @@ inline lbfgs_result minimize_lbfgs(
     res.stop = res.converged ? "line search at optimum" : "line search failed";
   }
   return res;
+}
+
+// R's L-BFGS-B as the core's minimiser (kmaha/minimizer.hpp): tol is the
+// relative reduction of the objective at which it stops (optim()'s factr is
+// in units of the machine epsilon); `interrupt` is polled as in
+// minimize_lbfgs().
+inline kmaha::minimizer_fn lbfgs_minimizer(kmaha::interrupt_fn interrupt) {
+  return [interrupt](const kmaha::objective_fn& f, const arma::vec& x0,
+                     int max_iter, double tol) {
+    lbfgs_result lr = minimize_lbfgs(
+        f, x0, max_iter, tol / std::numeric_limits<double>::epsilon(), 0.0,
+        interrupt);
+    kmaha::minimize_result r;
+    r.par = std::move(lr.par);
+    r.value = lr.value;
+    r.value_at_par = lr.value_at_par;
+    r.evaluations = lr.fncount;
+    r.trace = std::move(lr.trace);
+    r.fail = lr.fail;
+    r.message = lr.message;
+    r.stop = lr.stop;
+    r.converged = lr.converged;
+    r.grad_norm = lr.grad_norm;
+    return r;
+  };
 }
 
 }  // namespace kmaha_glue
