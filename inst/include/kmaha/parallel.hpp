@@ -154,6 +154,51 @@ inline void ordered_reduce(std::size_t n_tasks, const context& ctx, Make make,
   }
 }
 
+// Tasks dealt to `slots` accumulators, for reductions that sum into one
+// buffer per slot and combine the slots in slot order afterwards: slot s
+// runs tasks s, s + S, s + 2S, ... (S = slots) in that order, on one thread
+// at a time, so body(task, slot) may accumulate into the slot's buffer
+// without synchronisation (scratch that is not accumulated may be per
+// thread, per_thread<T>).  The slots are handed to up to ctx.threads threads
+// as they come free (dynamic schedule: more slots than threads balance the
+// load on a busy machine).  The sums then depend on the number of slots
+// only, never on the scheduling, so a run is reproducible; with one slot
+// they are the plain sums in task order.  (ordered_reduce() gives results
+// independent of the thread count too, but merges every task on the calling
+// thread.)  Tasks run in waves of `wave` tasks (0: 2 per slot); ctx.interrupt
+// is polled on the calling thread after each wave.
+template <class Body>
+inline void dealt_for(std::size_t n_tasks, std::size_t slots, const context& ctx,
+                      Body body, std::size_t wave = 0) {
+  if (slots == 0) slots = 1;
+  if (wave == 0) wave = 2 * slots;
+  const int nt = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(usable_threads(ctx.threads)), slots));
+  const thread_scope scope(ctx.threads);
+  for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
+    const std::size_t t1 = std::min(n_tasks, t0 + wave);
+    // Slot s's first task in the wave: the least t >= t0 with t = s mod S.
+    auto run_slot = [&](std::size_t s) {
+      for (std::size_t t = t0 + (s + slots - t0 % slots) % slots; t < t1; t += slots)
+        body(t, s);
+    };
+    if (nt <= 1) {
+      for (std::size_t s = 0; s < slots; ++s) run_slot(s);
+    } else {
+      parallel_errors errs;
+      const std::ptrdiff_t ns = static_cast<std::ptrdiff_t>(slots);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+      for (std::ptrdiff_t s = 0; s < ns; ++s) {
+        errs.run([&] { run_slot(static_cast<std::size_t>(s)); });
+      }
+      errs.rethrow();
+    }
+    check_interrupt(ctx.interrupt);
+  }
+}
+
 // Row blocks [start, end) of n rows, each of at most `block` rows.
 struct row_blocks {
   arma::uword n, block;
