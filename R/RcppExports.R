@@ -25,16 +25,8 @@ cpp_kernel_matrix <- function(kernel, x, y, ctx) {
     .Call(`_kmaha_cpp_kernel_matrix`, kernel, x, y, ctx)
 }
 
-cpp_sq_dist <- function(x, y, ctx) {
-    .Call(`_kmaha_cpp_sq_dist`, x, y, ctx)
-}
-
 cpp_knn_classify <- function(x, y, p, q, k, self, ctx) {
     .Call(`_kmaha_cpp_knn_classify`, x, y, p, q, k, self, ctx)
-}
-
-cpp_knn_search <- function(x, q, k, self, ctx) {
-    .Call(`_kmaha_cpp_knn_search`, x, q, k, self, ctx)
 }
 
 cpp_class_neighbors <- function(x, y, k, same, ctx) {

@@ -96,18 +96,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_sq_dist
-arma::mat cpp_sq_dist(const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_sq_dist(SEXP xSEXP, SEXP ySEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type y(ySEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sq_dist(x, y, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_knn_classify
 Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, int k, bool self, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_knn_classify(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP ctxSEXP) {
@@ -121,20 +109,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_knn_classify(x, y, p, q, k, self, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_knn_search
-Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k, bool self, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_knn_search(SEXP xSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_knn_search(x, q, k, self, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -415,9 +389,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 6},
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
-    {"_kmaha_cpp_sq_dist", (DL_FUNC) &_kmaha_cpp_sq_dist, 3},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
-    {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 5},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},
     {"_kmaha_cpp_isa_support", (DL_FUNC) &_kmaha_cpp_isa_support, 0},

@@ -12,14 +12,3 @@ arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x,
     return kmaha::gram_sum(k.specs, k.weights, x, &Y, c);
   });
 }
-
-// Squared Euclidean distances between rows (y = NULL: within x).
-// [[Rcpp::export(rng = false)]]
-arma::mat cpp_sq_dist(const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y,
-                      SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
-    if (y.isNull()) return kmaha::sq_dist(x);
-    const arma::mat Y = Rcpp::as<arma::mat>(y.get());
-    return kmaha::sq_dist(x, Y);
-  });
-}

@@ -18,18 +18,6 @@ Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
   });
 }
 
-// Neighbour indices (1-based; NA where none exists) and squared distances.
-// [[Rcpp::export(rng = false)]]
-Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
-                          bool self, SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
-    arma::mat d;
-    const arma::umat idx = kmaha::knn_search(x, q, k, self, &d, 512, c);
-    return Rcpp::List::create(Rcpp::Named("index") = kmaha_glue::index_to_r(idx),
-                              Rcpp::Named("dist2") = d);
-  });
-}
-
 // Same-class (same = TRUE) or other-class k nearest neighbours within x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,

@@ -174,55 +174,6 @@ inline void unscale_sq_dist(arma::mat& G, double c) {
 }
 }  // namespace detail
 
-// Squared Euclidean distances between the rows of X (n x D) and of Y (m x D),
-// computed through one matrix product: ||x||^2 + ||y||^2 - 2 x'y.  Rounding can
-// make tiny distances negative; they are clamped at zero.  Points of extreme
-// magnitude are rescaled first (detail::distance_scale()).
-inline arma::mat sq_dist(const arma::mat& X, const arma::mat& Y) {
-  if (X.n_cols != Y.n_cols) throw error("sq_dist: X and Y differ in columns");
-  const double c = detail::distance_scale(
-      std::max(detail::max_abs_entry(X), detail::max_abs_entry(Y)));
-  if (c != 1.0) {
-    arma::mat G = sq_dist(arma::mat(X / c), arma::mat(Y / c));
-    detail::unscale_sq_dist(G, c);
-    return G;
-  }
-  arma::mat G = X * Y.t();
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const arma::rowvec yy = arma::sum(arma::square(Y), 1).t();
-  G *= -2.0;
-  G.each_col() += xx;
-  G.each_row() += yy;
-  G.transform([](double v) { return v < 0.0 ? 0.0 : v; });
-  return G;
-}
-
-// Symmetric version for distances within one set: exact zero diagonal and
-// exactly symmetric output (the product X X' is evaluated as a rank-k update).
-inline arma::mat sq_dist(const arma::mat& X) {
-  const double c = detail::distance_scale(detail::max_abs_entry(X));
-  if (c != 1.0) {
-    arma::mat G = sq_dist(arma::mat(X / c));
-    detail::unscale_sq_dist(G, c);
-    return G;
-  }
-  arma::mat G = X * X.t();
-  const arma::vec d = G.diag();
-  const arma::uword n = X.n_rows;
-  for (arma::uword j = 0; j < n; ++j) {
-    for (arma::uword i = j + 1; i < n; ++i) {
-      double v = d[i] + d[j] - 2.0 * G(i, j);
-      if (v < 0.0) v = 0.0;
-      G(i, j) = v;
-    }
-  }
-  for (arma::uword j = 0; j < n; ++j) {
-    G(j, j) = 0.0;
-    for (arma::uword i = 0; i < j; ++i) G(i, j) = G(j, i);
-  }
-  return G;
-}
-
 }  // namespace kmaha
 
 #endif  // KMAHA_COMMON_HPP

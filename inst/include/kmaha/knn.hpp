@@ -50,7 +50,7 @@ inline knn_result knn_vote(const arma::umat& idx, const arma::uvec& y,
 inline knn_result knn_classify(const arma::mat& X, const arma::uvec& y,
                                arma::uword p, const arma::mat& Q, arma::uword k,
                                bool self, const context& ctx) {
-  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, ctx);
+  const arma::umat idx = knn_search(X, Q, k, self, 512, ctx);
   return knn_vote(idx, y, p);
 }
 

@@ -42,18 +42,16 @@ struct search_scratch {
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
 // If `self` is true, Q is X itself and each point is excluded from its own
-// neighbour list.  Returns an m x k matrix of 0-based indices, and optionally
-// the matching squared distances.  Blocks of queries run on the context's
+// neighbour list.  Returns an m x k matrix of 0-based indices.  Blocks of
+// `block` queries run on the context's
 // threads; each query is handled by one thread, so the result does not
 // depend on the thread count.
 inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
-                             arma::uword k, bool self,
-                             arma::mat* dist_out, arma::uword block,
+                             arma::uword k, bool self, arma::uword block,
                              const context& ctx) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
   arma::umat idx(m, k);
-  if (dist_out) dist_out->set_size(m, k);
   per_thread<detail::search_scratch> work(ctx.threads);
   for_each_distance_block(
       X, self ? X : Q, block,
@@ -67,10 +65,7 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
           detail::k_smallest(d, n, k,
                              [&](arma::uword j) { return !self || j != qi; },
                              scratch, row.data());
-          for (arma::uword t = 0; t < k; ++t) {
-            idx(qi, t) = row[t];
-            if (dist_out) (*dist_out)(qi, t) = d[row[t]];
-          }
+          for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
         }
       },
       ctx);
