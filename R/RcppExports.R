@@ -101,3 +101,7 @@ cpp_lbfgs_test <- function(fn, gr, x0, max_iter, tol, ctx) {
     .Call(`_kmaha_cpp_lbfgs_test`, fn, gr, x0, max_iter, tol, ctx)
 }
 
+cpp_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
+    .Call(`_kmaha_cpp_pipeline_predict`, model, x, Kx, type, k, ctx)
+}
+

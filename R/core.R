@@ -155,6 +155,22 @@ core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
   core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
 }
 
+# Predictions of a fitted model for new raw inputs in one call (input
+# scaling -> feature map -> linear map -> kNN vote; kmaha/pipeline.hpp).
+# model: list(center, scale (both NULL: no scaling), feature_map =
+#   list(type = "identity" | "kpca" | "nystrom" | "kernel_rows", kernel,
+#        x (kpca, kernel_rows: scaled training inputs) | landmarks (nystrom),
+#        projection, col_means (kpca, nystrom), grand_mean (kpca)),
+#   L (d x r), embedding (n_ref x d), y (integer codes 1..p), nlevels (p)).
+# x: n_new x D numeric matrix of complete rows; Kx: NULL or the n_new x
+# (points of the feature map) kernel rows, used instead of evaluating the
+# kernel.  type "transform": the n_new x d coordinates; "class" and "prob":
+# list(class = integer codes, prob = n_new x p vote fractions) of the k
+# nearest reference points (knn_classify()'s tie rule).
+core_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
+  core_run(cpp_pipeline_predict(model, x, Kx, type, k, ctx))
+}
+
 # The count of products the core has run per instruction set (a diagnostic
 # for the tests).
 core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))

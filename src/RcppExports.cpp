@@ -381,6 +381,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_pipeline_predict
+SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx, std::string type, int k, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_pipeline_predict(SEXP modelSEXP, SEXP xSEXP, SEXP KxSEXP, SEXP typeSEXP, SEXP kSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Kx(KxSEXP);
+    Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_pipeline_predict(model, x, Kx, type, k, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 5},
@@ -408,6 +423,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
     {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
+    {"_kmaha_cpp_pipeline_predict", (DL_FUNC) &_kmaha_cpp_pipeline_predict, 6},
     {NULL, NULL, 0}
 };
 
