@@ -43,7 +43,7 @@ resolve_isa <- function() {
     stopf("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name)
   }
   if (v == "avx2") {
-    have <- cpp_isa_support()
+    have <- core_isa_support()
     if (!have[["compiled"]]) {
       stopf("%s `%s` is \"avx2\", but this build of kmaha has no AVX2 kernels.",
             what, name)
@@ -174,5 +174,10 @@ core_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
 # The count of products the core has run per instruction set (a diagnostic
 # for the tests).
 core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))
+
+# Whether this build has AVX2+FMA kernels and this CPU runs them
+# (c(compiled = , cpu = )): asked while a context is being made, so without
+# one.
+core_isa_support <- function() core_run(cpp_isa_support())
 
 core_omp_threads <- function(n) cpp_omp_threads(n)

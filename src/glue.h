@@ -122,6 +122,8 @@ inline auto guarded(const pending_jump& jump, F&& body) -> decltype(body()) {
     return result;
   } catch (const Rcpp::LongjumpException&) {
     throw;
+  } catch (const Rcpp::internal::InterruptedException&) {
+    throw;
   } catch (...) {
     if (jump.token != nullptr) throw Rcpp::LongjumpException(jump.token);
     kind = classify(std::current_exception(), message);
