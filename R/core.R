@@ -18,7 +18,9 @@ single_thread <- function(ctx) {
 }
 
 # The instruction-set setting: option kmaha.isa (kmaha.nca_isa of 0.2.0),
-# then the environment variable KMAHA_ISA, then "auto".
+# then the environment variable KMAHA_ISA, then "auto".  "auto": AVX2+FMA
+# when this build and the CPU have it; "default": the baseline; "avx2":
+# insist on AVX2+FMA (an error naming the setting where it is missing).
 resolve_isa <- function() {
   name <- "kmaha.isa"
   v <- getOption("kmaha.isa")
@@ -40,99 +42,144 @@ resolve_isa <- function() {
       !v %in% c("auto", "default", "avx2")) {
     stopf("%s `%s` must be \"auto\", \"avx2\" or \"default\".", what, name)
   }
+  if (v == "avx2") {
+    have <- core_isa_support()
+    if (!have[["compiled"]]) {
+      stopf("%s `%s` is \"avx2\", but this build of kmaha has no AVX2 kernels.",
+            what, name)
+    }
+    if (!have[["cpu"]]) {
+      stopf("%s `%s` is \"avx2\", but this CPU lacks AVX2 or FMA.", what, name)
+    }
+  }
   v
 }
 
-core_kernel_matrix <- function(kernel, x, y, ctx) {
-  cpp_kernel_matrix(kernel, x, y, ctx$threads)
-}
-
-core_alignment_products <- function(kernels, x, y, p, ctx) {
-  cpp_alignment_products(kernels, x, y, p, ctx$threads)
-}
-
-core_dne_neighbors <- function(z, y, k, gram, ctx) {
-  cpp_dne_neighbors(z, y, k, gram, ctx$threads)
-}
-
-core_dne_graph <- function(same, other, n) cpp_dne_graph(same, other, n)
-
-# Interim: classed conditions for the two core errors R code handles, until
-# the glue raises them itself.
-classed_core_error <- function(expr, pattern, class) {
+# Evaluates a call of the compiled code.  The core's own errors arrive as
+# classed conditions without a call (kmaha_<kind>_error, raised by the
+# glue); an R error raised while the compiled code runs (a limit of
+# setTimeLimit() reached at an interrupt poll, R's failure to allocate a
+# result) carries the internal .Call as its call, and is signalled again
+# without it, so that nothing printed names the glue.  Interrupts pass
+# untouched.
+core_run <- function(expr) {
   tryCatch(expr, error = function(e) {
-    if (!grepl(pattern, conditionMessage(e), fixed = TRUE)) stop(e)
-    stop(errorCondition(conditionMessage(e), class = c(class, "kmaha_error"), call = NULL))
+    e$call <- NULL
+    stop(e)
   })
 }
 
+core_kernel_matrix <- function(kernel, x, y, ctx) {
+  core_run(cpp_kernel_matrix(kernel, x, y, ctx))
+}
+
+core_alignment_products <- function(kernels, x, y, p, ctx) {
+  core_run(cpp_alignment_products(kernels, x, y, p, ctx))
+}
+
+core_dne_neighbors <- function(z, y, k, gram, ctx) {
+  core_run(cpp_dne_neighbors(z, y, k, gram, ctx))
+}
+
+core_dne_graph <- function(same, other, n, ctx) {
+  core_run(cpp_dne_graph(same, other, n, ctx))
+}
+
 core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
-  cpp_dne_fit(x, same, other, dim, lambda)
+  core_run(cpp_dne_fit(x, same, other, dim, lambda, ctx))
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
-  classed_core_error(cpp_kdne_fit(K, same, other, dim, eps),
-                     "not positive definite", "kmaha_singular_error")
+  core_run(cpp_kdne_fit(K, same, other, dim, eps, ctx))
 }
 
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
-  cpp_knn_classify(x, y, p, q, k, self, ctx$threads)
+  core_run(cpp_knn_classify(x, y, p, q, k, self, ctx))
 }
 
 core_class_neighbors <- function(x, y, k, same, ctx) {
-  cpp_class_neighbors(x, y, k, same, ctx$threads)
+  core_run(cpp_class_neighbors(x, y, k, same, ctx))
 }
 
-core_apply_map <- function(x, L, ctx) cpp_apply_map(x, L)
+core_apply_map <- function(x, L, ctx) core_run(cpp_apply_map(x, L, ctx))
 
 core_kpca_gram <- function(K, rank, tol, method, ctx) {
-  classed_core_error(cpp_kpca_gram(K, rank, tol, method, ctx$threads),
-                     "is zero", "kmaha_degenerate_error")
+  core_run(cpp_kpca_gram(K, rank, tol, method, ctx))
 }
 
 core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
-  cpp_kpca_kernel(kernel, x, rank, tol, method, ctx$threads)
+  core_run(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx))
 }
 
 core_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
-  cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx$threads)
+  core_run(cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx))
 }
 
 core_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means,
                                      grand_mean, ctx) {
-  cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean,
-                          ctx$threads)
+  core_run(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means,
+                                   grand_mean, ctx))
 }
 
 core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
-  cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx$threads)
+  core_run(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx))
 }
 
 core_nystrom_project <- function(kernel, newdata, landmarks, projection,
                                  col_means, ctx) {
-  cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means,
-                      ctx$threads)
+  core_run(cpp_nystrom_project(kernel, newdata, landmarks, projection,
+                               col_means, ctx))
 }
 
 core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
-  cpp_kmeanspp_landmarks(kernel, x, m, u)
+  core_run(cpp_kmeanspp_landmarks(kernel, x, m, u, ctx))
 }
 
 # reg: NULL (the regulariser lambda tr(M)) or the D x D positive
 # semi-definite matrix R of lambda tr(M R), e.g. the Gram matrix K when the
-# inputs are kernel rows (the kernel trick's lambda tr(U K U')).
+# inputs are kernel rows (the kernel trick's lambda tr(U K U')).  dense_max
+# and max_pairs: how the L-form solver visits impostor pairs
+# (kmaha::lmnn::options; the defaults, 2048 and 0, except in tests).
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
-                          solver, refresh, slack, verbose, ctx, reg = NULL) {
-  cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver,
-               refresh, slack, verbose, ctx$threads, reg = reg)
+                          solver, refresh, slack, verbose, ctx, reg = NULL,
+                          dense_max = 2048, max_pairs = 0) {
+  core_run(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol,
+                        solver, refresh, slack, verbose, dense_max, max_pairs,
+                        reg, ctx))
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
                          rescale_start, ctx) {
-  cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, ctx$threads,
-              rescale_start = rescale_start)
+  core_run(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose,
+                       rescale_start, ctx))
 }
 
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-  cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx$threads)
+  core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
 }
+
+# Predictions of a fitted model for new raw inputs in one call (input
+# scaling -> feature map -> linear map -> kNN vote; kmaha/pipeline.hpp).
+# model: list(center, scale (both NULL: no scaling), feature_map =
+#   list(type = "identity" | "kpca" | "nystrom" | "kernel_rows", kernel,
+#        x (kpca, kernel_rows: scaled training inputs) | landmarks (nystrom),
+#        projection, col_means (kpca, nystrom), grand_mean (kpca)),
+#   L (d x r), embedding (n_ref x d), y (integer codes 1..p), nlevels (p)).
+# x: n_new x D numeric matrix of complete rows; Kx: NULL or the n_new x
+# (points of the feature map) kernel rows, used instead of evaluating the
+# kernel.  type "transform": the n_new x d coordinates; "class" and "prob":
+# list(class = integer codes, prob = n_new x p vote fractions) of the k
+# nearest reference points (knn_classify()'s tie rule).
+core_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
+  core_run(cpp_pipeline_predict(model, x, Kx, type, k, ctx))
+}
+
+# The count of products the core has run per instruction set (a diagnostic
+# for the tests).
+core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))
+
+# Whether this build has AVX2+FMA kernels and this CPU runs them
+# (c(compiled = , cpu = )): asked while a context is being made, so without
+# one.
+core_isa_support <- function() core_run(cpp_isa_support())
+

@@ -481,17 +481,18 @@ kpca_check_args <- function(n, rank, tol, method) {
        method = method, requested = method)
 }
 
-# Turn core errors into plain R errors (no C++ call in the message), led by
-# `what` (the argument they concern, e.g. "`kernel` on `x`: "); a failed
-# allocation of exact KPCA's n x n matrices points to the Nystrom method.
+# Core errors (classed, without a call) with their message led by `what`
+# (the argument they concern, e.g. "`kernel` on `x`: "); a failed allocation
+# of exact KPCA's n x n matrices points to the Nystrom method.
 kpca_call <- function(expr, what = "", n = NULL) {
-  tryCatch(expr, error = function(e) {
-    msg <- conditionMessage(e)
-    if (!is.null(n) && grepl("bad_alloc|cannot allocate", msg)) {
-      stopf("Exact kernel PCA of %d points ran out of memory: it needs the %d x %d Gram matrix (%.2f GB) and a copy of it. For large n use the Nystrom method, e.g. kpca(x, kernel, landmarks = 1000) or kmaha(..., landmarks = 1000).",
-            n, n, n, 8 * n^2 / 1e9)
+  tryCatch(expr, kmaha_error = function(e) {
+    e$message <- if (!is.null(n) && inherits(e, "kmaha_memory_error")) {
+      sprintf("Exact kernel PCA of %d points ran out of memory: it needs the %d x %d Gram matrix (%.2f GB) and a copy of it. For large n use the Nystrom method, e.g. kpca(x, kernel, landmarks = 1000) or kmaha(..., landmarks = 1000).",
+              n, n, n, 8 * n^2 / 1e9)
+    } else {
+      paste0(what, conditionMessage(e))
     }
-    stop(paste0(what, msg), call. = FALSE)
+    stop(e)
   })
 }
 

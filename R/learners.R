@@ -369,8 +369,10 @@ fit_kdne_map <- function(o, K, y, targets, ctx) {
   res <- tryCatch(
     core_kdne_fit(K, targets$same, targets$other, o$dim %||% 0L, o$eps, ctx),
     kmaha_singular_error = function(e) {
-      stopf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
-            format(o$eps))
+      # reworded for the user, keeping its class
+      e$message <- sprintf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
+                           format(o$eps))
+      stop(e)
     })
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
   list(map = res$U,

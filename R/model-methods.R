@@ -131,12 +131,55 @@ predict.kmaha_model <- function(object, newdata = NULL,
   check_knn_k(k, nrow(object$embedding))
   x <- newdata_matrix(object, newdata, object$n_features)
   ok <- rowSums(is.na(x)) == 0L
-  z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
-              dimnames = list(rownames(x), colnames(object$embedding)))
-  if (any(ok)) z[ok, ] <- model_transform(object, x[ok, , drop = FALSE], ctx)
-  if (type == "transform") return(z)
-  res <- knn_predict(object$embedding, object$y, z, k, ctx)
-  if (type == "class") res$class else res$prob
+  lev <- levels(object$y)
+  if (!in_pipeline(object)) {
+    # A kernel evaluated in R, or a precomputed one: the separate steps.
+    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
+                dimnames = list(rownames(x), colnames(object$embedding)))
+    if (any(ok)) z[ok, ] <- model_transform(object, x[ok, , drop = FALSE], ctx)
+    if (type == "transform") return(z)
+    res <- knn_predict(object$embedding, object$y, z, k, ctx)
+    return(if (type == "class") res$class else res$prob)
+  }
+  # Everything else in one call of the core: scaling, feature map, map, vote.
+  out <- if (any(ok)) {
+    tryCatch(
+      core_pipeline_predict(pipeline_of(object), x[ok, , drop = FALSE], NULL, type, k, ctx),
+      kmaha_numerical_error = function(e) {
+        stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+      })
+  }
+  if (type == "transform") {
+    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
+                dimnames = list(rownames(x), colnames(object$embedding)))
+    if (any(ok)) z[ok, ] <- out
+    return(z)
+  }
+  if (type == "class") {
+    cls <- rep(NA_integer_, nrow(x))
+    if (any(ok)) cls[ok] <- out$class
+    return(factor(lev[cls], levels = lev))
+  }
+  prob <- matrix(NA_real_, nrow(x), length(lev), dimnames = list(rownames(x), lev))
+  if (any(ok)) prob[ok, ] <- out$prob
+  prob
+}
+
+# TRUE when the core evaluates every stage of the model (its kernel, if any,
+# is built in and not precomputed).
+in_pipeline <- function(object) {
+  fm <- object$feature_map
+  fm$type == "identity" || (!is_precomputed(fm$kernel) && kernel_in_core(fm$kernel))
+}
+
+# The model as the core's prediction pipeline reads it (kmaha/pipeline.hpp).
+pipeline_of <- function(object) {
+  fm <- object$feature_map
+  list(center = object$prep$center, scale = object$prep$scale,
+       feature_map = fm[intersect(names(fm), c("type", "kernel", "x", "landmarks",
+                                               "projection", "col_means", "grand_mean"))],
+       L = object$L, embedding = object$embedding, y = as.integer(object$y),
+       nlevels = nlevels(object$y))
 }
 
 # `type` of predict(): one of the three, with a message naming them.

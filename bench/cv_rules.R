@@ -32,7 +32,7 @@
 # on an idle machine, DNE a few)
 suppressPackageStartupMessages(library(kmaha))
 options(width = 150)
-invisible(kmaha:::one_thread())   # one thread per fit, as in cv_kernel()
+options(kmaha.num_threads = 1L)   # one thread per fit, as in cv_kernel()
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(bench_dir, "common.R"))
 

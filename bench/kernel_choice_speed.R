@@ -105,7 +105,7 @@ r_products <- function() {
   list(S = crossprod(G), b = crossprod(G, c(Y)))
 }
 t_r <- med_time(r_products, 10)
-t_core <- med_time(function() kmaha:::cpp_alignment_products(paper_kernels(), xs, yi, nlevels(y)), 10)
+t_core <- med_time(function() kmaha:::core_alignment_products(paper_kernels(), xs, yi, nlevels(y), kmaha:::kmaha_context()), 10)
 cat(sprintf("S and b: plain R crossprod %.3f s, core (blocked, shared distances) %.3f s: %.2fx\n",
             t_r, t_core, t_r / t_core))
 

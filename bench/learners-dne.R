@@ -79,8 +79,8 @@ child <- function(n, reps) {
   hwm_dne <- vm_hwm_mb()
   # parts of the fit: neighbour search and the sparse scatter + eigen-solve
   xs <- scale(x)
-  t_nb <- system.time(nb <- kmaha:::cpp_dne_neighbors(xs, as.integer(y), 3L, FALSE))[["elapsed"]]
-  t_eig <- system.time(kmaha:::cpp_dne_fit(xs, nb$same, nb$other, 0L, 0))[["elapsed"]]
+  t_nb <- system.time(nb <- kmaha:::core_dne_neighbors(xs, as.integer(y), 3L, FALSE, kmaha:::kmaha_context()))[["elapsed"]]
+  t_eig <- system.time(kmaha:::core_dne_fit(xs, nb$same, nb$other, 0L, 0, kmaha:::kmaha_context()))[["elapsed"]]
   t_kdne <- NA_real_
   if (n <= 1000) {
     t_kdne <- system.time(kdne(x, y, kernel = rbf_kernel(1), k = 3))[["elapsed"]]

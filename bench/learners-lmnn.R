@@ -81,8 +81,8 @@ core_child <- function(f_in) {
   }
   gc()
   before <- hwm()
-  kmaha:::cpp_lmnn_fit(d$x, d$y, d$tg, diag(ncol(d$x)), 0.5, 0, 1000L, 1e-7,
-                       "M", 10L, 0.2, FALSE, 1L)
+  kmaha:::core_lmnn_fit(d$x, d$y, d$tg, diag(ncol(d$x)), 0.5, 0, 1000L, 1e-7,
+                        "M", 10L, 0.2, FALSE, kmaha:::kmaha_context())
   cat(sprintf("CORE %.1f\n", hwm() - before))
 }
 

@@ -13,48 +13,49 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // cpp_alignment_products
-Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p, int threads);
-RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x, const arma::ivec& y, int p, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_alignment_products(SEXP kernelsSEXP, SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernels(kernelsSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type p(pSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_alignment_products(kernels, x, y, p, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_dne_neighbors
-Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram, int threads);
-RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_dne_graph
-Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int n);
-RcppExport SEXP _kmaha_cpp_dne_graph(SEXP sameSEXP, SEXP otherSEXP, SEXP nSEXP) {
+Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int n, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_dne_graph(SEXP sameSEXP, SEXP otherSEXP, SEXP nSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_graph(same, other, n));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_graph(same, other, n, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_dne_fit
-Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda);
-RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP) {
+Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -62,13 +63,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
     Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kdne_fit
-Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double eps);
-RcppExport SEXP _kmaha_cpp_kdne_fit(SEXP KSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP epsSEXP) {
+Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double eps, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kdne_fit(SEXP KSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP epsSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
@@ -76,37 +78,27 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
     Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kdne_fit(K, same, other, dim, eps));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kdne_fit(K, same, other, dim, eps, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kernel_matrix
-arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y, int threads);
-RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP, SEXP threadsSEXP) {
+arma::mat cpp_kernel_matrix(const Rcpp::List& kernel, const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kernel_matrix(SEXP kernelSEXP, SEXP xSEXP, SEXP ySEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kernel_matrix(kernel, x, y, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_sq_dist
-arma::mat cpp_sq_dist(const arma::mat& x, Rcpp::Nullable<Rcpp::NumericMatrix> y);
-RcppExport SEXP _kmaha_cpp_sq_dist(SEXP xSEXP, SEXP ySEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type y(ySEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sq_dist(x, y));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kernel_matrix(kernel, x, y, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_knn_classify
-Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, int k, bool self, int threads);
-RcppExport SEXP _kmaha_cpp_knn_classify(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, int k, bool self, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_knn_classify(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -115,77 +107,74 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_knn_classify(x, y, p, q, k, self, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_knn_search
-Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k, bool self, int threads);
-RcppExport SEXP _kmaha_cpp_knn_search(SEXP xSEXP, SEXP qSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< bool >::type self(selfSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_knn_search(x, q, k, self, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_knn_classify(x, y, p, q, k, self, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_class_neighbors
-Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same, int threads);
-RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP, SEXP threadsSEXP) {
+Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< bool >::type same(sameSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_class_neighbors(x, y, k, same, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_class_neighbors(x, y, k, same, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_apply_map
-arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L);
-RcppExport SEXP _kmaha_cpp_apply_map(SEXP xSEXP, SEXP LSEXP) {
+arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_apply_map(SEXP xSEXP, SEXP LSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type L(LSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_apply_map(x, L));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_apply_map(x, L, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_omp_threads
-int cpp_omp_threads(int n);
-RcppExport SEXP _kmaha_cpp_omp_threads(SEXP nSEXP) {
+// cpp_isa_support
+Rcpp::LogicalVector cpp_isa_support();
+RcppExport SEXP _kmaha_cpp_isa_support() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_omp_threads(n));
+    rcpp_result_gen = Rcpp::wrap(cpp_isa_support());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_gemm_calls
+Rcpp::NumericVector cpp_gemm_calls(bool reset, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_gemm_calls(SEXP resetSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< bool >::type reset(resetSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_gemm_calls(reset, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_gram
-Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method, int threads);
-RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_kernel
-Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method, int threads);
-RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -193,28 +182,28 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_project
-arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean, int threads);
-RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP threadsSEXP) {
+arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type Kx(KxSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
     Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_project_kernel
-arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean, int threads);
-RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP threadsSEXP) {
+arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -223,14 +212,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
     Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_nystrom
-Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x, const arma::mat& landmarks, int rank, double tol, std::string method, int threads);
-RcppExport SEXP _kmaha_cpp_kpca_nystrom(SEXP kernelSEXP, SEXP xSEXP, SEXP landmarksSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x, const arma::mat& landmarks, int rank, double tol, std::string method, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_nystrom(SEXP kernelSEXP, SEXP xSEXP, SEXP landmarksSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -239,14 +228,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nystrom_project
-Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& landmarks, const arma::mat& projection, const arma::vec& col_means, int threads);
-RcppExport SEXP _kmaha_cpp_nystrom_project(SEXP kernelSEXP, SEXP newdataSEXP, SEXP landmarksSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP threadsSEXP) {
+Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& landmarks, const arma::mat& projection, const arma::vec& col_means, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nystrom_project(SEXP kernelSEXP, SEXP newdataSEXP, SEXP landmarksSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -254,27 +243,28 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type landmarks(landmarksSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kmeanspp_landmarks
-Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel, const arma::mat& x, int m, const arma::vec& u);
-RcppExport SEXP _kmaha_cpp_kmeanspp_landmarks(SEXP kernelSEXP, SEXP xSEXP, SEXP mSEXP, SEXP uSEXP) {
+Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel, const arma::mat& x, int m, const arma::vec& u, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kmeanspp_landmarks(SEXP kernelSEXP, SEXP xSEXP, SEXP mSEXP, SEXP uSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type m(mSEXP);
     Rcpp::traits::input_parameter< const arma::vec& >::type u(uSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kmeanspp_landmarks(kernel, x, m, u));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kmeanspp_landmarks(kernel, x, m, u, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lmnn_fit
-Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, int threads, double dense_max, double max_pairs, Rcpp::Nullable<Rcpp::NumericMatrix> reg);
-RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP regSEXP) {
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP regSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -289,17 +279,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type refresh(refreshSEXP);
     Rcpp::traits::input_parameter< double >::type slack(slackSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< double >::type dense_max(dense_maxSEXP);
     Rcpp::traits::input_parameter< double >::type max_pairs(max_pairsSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, threads, dense_max, max_pairs, reg));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lmnn_objective
-Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form, double eps, Rcpp::Nullable<Rcpp::NumericMatrix> reg);
-RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP, SEXP epsSEXP, SEXP regSEXP) {
+Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& map, double mu, double lambda, std::string form, double eps, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lmnn_objective(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP mapSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP formSEXP, SEXP epsSEXP, SEXP regSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -311,13 +301,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type form(formSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form, eps, reg));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_objective(x, y, targets, map, mu, lambda, form, eps, reg, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_objective
-Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int threads, int block, double min_parallel_flops);
-RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP threadsSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP) {
+Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int block, double min_parallel_flops, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -325,16 +316,16 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::mat& >::type A(ASEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type block(blockSEXP);
     Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, threads, block, min_parallel_flops));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_objective(x, y, A, lambda, reg, block, min_parallel_flops, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, int threads, bool rescale_start);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP threadsSEXP, SEXP rescale_startSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -345,15 +336,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type rescale_start(rescale_startSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, threads, rescale_start));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_minibatch
-Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, const arma::imat& batches, double learning_rate, int threads);
-RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, const arma::imat& batches, double learning_rate, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -362,14 +353,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< const arma::imat& >::type batches(batchesSEXP);
     Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, threads));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lbfgs_test
-Rcpp::List cpp_lbfgs_test(Rcpp::Function fn, Rcpp::Function gr, const arma::vec& x0, int max_iter, double tol);
-RcppExport SEXP _kmaha_cpp_lbfgs_test(SEXP fnSEXP, SEXP grSEXP, SEXP x0SEXP, SEXP max_iterSEXP, SEXP tolSEXP) {
+Rcpp::List cpp_lbfgs_test(Rcpp::Function fn, Rcpp::Function gr, const arma::vec& x0, int max_iter, double tol, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lbfgs_test(SEXP fnSEXP, SEXP grSEXP, SEXP x0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::Function >::type fn(fnSEXP);
@@ -377,7 +368,23 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::vec& >::type x0(x0SEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lbfgs_test(fn, gr, x0, max_iter, tol));
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lbfgs_test(fn, gr, x0, max_iter, tol, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_pipeline_predict
+SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx, std::string type, int k, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_pipeline_predict(SEXP modelSEXP, SEXP xSEXP, SEXP KxSEXP, SEXP typeSEXP, SEXP kSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Kx(KxSEXP);
+    Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_pipeline_predict(model, x, Kx, type, k, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -385,29 +392,29 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 5},
     {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
-    {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 3},
-    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 5},
-    {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 5},
+    {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 4},
+    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 6},
+    {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
-    {"_kmaha_cpp_sq_dist", (DL_FUNC) &_kmaha_cpp_sq_dist, 2},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
-    {"_kmaha_cpp_knn_search", (DL_FUNC) &_kmaha_cpp_knn_search, 5},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
-    {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 2},
-    {"_kmaha_cpp_omp_threads", (DL_FUNC) &_kmaha_cpp_omp_threads, 1},
+    {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},
+    {"_kmaha_cpp_isa_support", (DL_FUNC) &_kmaha_cpp_isa_support, 0},
+    {"_kmaha_cpp_gemm_calls", (DL_FUNC) &_kmaha_cpp_gemm_calls, 2},
     {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 5},
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 6},
     {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 5},
     {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 7},
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
     {"_kmaha_cpp_nystrom_project", (DL_FUNC) &_kmaha_cpp_nystrom_project, 6},
-    {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 4},
+    {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 16},
-    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 9},
+    {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
-    {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 5},
+    {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
+    {"_kmaha_cpp_pipeline_predict", (DL_FUNC) &_kmaha_cpp_pipeline_predict, 6},
     {NULL, NULL, 0}
 };
 

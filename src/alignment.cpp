@@ -1,18 +1,13 @@
 #include "glue.h"
 #include <kmaha/alignment.hpp>
-#include <kmaha/parallel.hpp>
 
 // Frobenius products of the base Grams for kernel alignment.  `kernels` is a
 // list of kernel objects (each possibly a weighted sum); y holds 1-based
 // class codes of p classes.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
-                                  const arma::ivec& y, int p,
-                                  int threads = 0) {
-  return kmaha_glue::guarded([&] {
-    // The blocks run one after the other (their sums are accumulated);
-    // Armadillo's elementwise kernel functions use the package's threads.
-    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
+                                  const arma::ivec& y, int p, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     std::vector<kmaha::base_kernel> bks;
     bks.reserve(kernels.size());
     for (R_xlen_t i = 0; i < kernels.size(); ++i) {
@@ -24,8 +19,7 @@ Rcpp::List cpp_alignment_products(const Rcpp::List& kernels, const arma::mat& x,
     }
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::alignment_stats st = kmaha::alignment_products(
-        bks, x, yy, static_cast<arma::uword>(p), kmaha_glue::user_interrupt(),
-        4.0e6, kmaha_glue::isa_setting());
+        bks, x, yy, static_cast<arma::uword>(p), 4.0e6, c);
     return Rcpp::List::create(
         Rcpp::Named("S") = st.S, Rcpp::Named("b") = Rcpp::NumericVector(st.b.begin(), st.b.end()),
         Rcpp::Named("l1") = Rcpp::NumericVector(st.l1.begin(), st.l1.end()),

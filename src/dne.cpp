@@ -6,18 +6,14 @@
 // distance from the Gram matrix x (gram = TRUE).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
-                             bool gram, int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                             bool gram, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
     arma::umat same, other;
     if (gram) {
-      kmaha::dne_neighbors_gram(x, yy, k, same, other,
-                                kmaha_glue::user_interrupt());
+      kmaha::dne_neighbors_gram(x, yy, k, same, other, c);
     } else {
-      kmaha::dne_neighbors(x, yy, k, same, other, 256,
-                           kmaha_glue::user_interrupt(),
-                           kmaha_glue::isa_setting(),
-                           kmaha_glue::resolve_threads(threads));
+      kmaha::dne_neighbors(x, yy, k, same, other, 256, c);
     }
     return Rcpp::List::create(Rcpp::Named("same") = kmaha_glue::index_to_r(same),
                               Rcpp::Named("other") = kmaha_glue::index_to_r(other));
@@ -27,8 +23,8 @@ Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
 // The DNE graph as an edge list (i < j, 1-based) with weights +1 / -1.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same,
-                         const Rcpp::IntegerMatrix& other, int n) {
-  return kmaha_glue::guarded([&] {
+                         const Rcpp::IntegerMatrix& other, int n, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
     const kmaha::dne_graph g = kmaha::make_dne_graph(kmaha_glue::index_from_r(same),
                                                      kmaha_glue::index_from_r(other), n);
     Rcpp::IntegerVector i(g.weight.n_elem), j(g.weight.n_elem);
@@ -46,12 +42,11 @@ Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same,
                        const Rcpp::IntegerMatrix& other, int dim,
-                       double lambda) {
-  return kmaha_glue::guarded([&] {
+                       double lambda, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha::dne_graph g = kmaha::make_dne_graph(kmaha_glue::index_from_r(same),
                                                      kmaha_glue::index_from_r(other), x.n_rows);
-    const kmaha::dne_result r = kmaha::dne_fit(x, g, dim, lambda,
-                                               kmaha_glue::user_interrupt());
+    const kmaha::dne_result r = kmaha::dne_fit(x, g, dim, lambda, c);
     return Rcpp::List::create(
         Rcpp::Named("A") = r.A, Rcpp::Named("eigenvalues") = Rcpp::NumericVector(
                                     r.eigval.begin(), r.eigval.end()),
@@ -64,12 +59,12 @@ Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same,
 // KDNE coefficients from the Gram matrix and neighbour lists.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same,
-                        const Rcpp::IntegerMatrix& other, int dim, double eps) {
-  return kmaha_glue::guarded([&] {
+                        const Rcpp::IntegerMatrix& other, int dim, double eps,
+                        SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha::dne_graph g = kmaha::make_dne_graph(kmaha_glue::index_from_r(same),
                                                      kmaha_glue::index_from_r(other), K.n_rows);
-    const kmaha::kdne_result r = kmaha::kdne_fit(K, g, dim, eps,
-                                                 kmaha_glue::user_interrupt());
+    const kmaha::kdne_result r = kmaha::kdne_fit(K, g, dim, eps, c);
     return Rcpp::List::create(
         Rcpp::Named("U") = r.U, Rcpp::Named("eigenvalues") = Rcpp::NumericVector(
                                     r.eigval.begin(), r.eigval.end()),

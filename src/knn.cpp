@@ -8,68 +8,58 @@
 // integer codes, p classes).  self = TRUE: q is x, leave-one-out.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
-                            const arma::mat& q, int k, bool self,
-                            int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                            const arma::mat& q, int k, bool self, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
-    kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self,
-                                              kmaha_glue::user_interrupt(),
-                                              kmaha_glue::isa_setting(),
-                                              kmaha_glue::resolve_threads(threads));
+    kmaha::knn_result r = kmaha::knn_classify(x, yy, p, q, k, self, c);
     return Rcpp::List::create(
         Rcpp::Named("class") = Rcpp::IntegerVector(r.cls.begin(), r.cls.end()) + 1,
         Rcpp::Named("prob") = r.prob);
   });
 }
 
-// Neighbour indices (1-based; NA where none exists) and squared distances.
-// [[Rcpp::export(rng = false)]]
-Rcpp::List cpp_knn_search(const arma::mat& x, const arma::mat& q, int k,
-                          bool self, int threads = 0) {
-  return kmaha_glue::guarded([&] {
-    arma::mat d;
-    const arma::umat idx = kmaha::knn_search(x, q, k, self, &d, 512,
-                                             kmaha_glue::user_interrupt(),
-                                             kmaha_glue::isa_setting(),
-                                             kmaha_glue::resolve_threads(threads));
-    return Rcpp::List::create(Rcpp::Named("index") = kmaha_glue::index_to_r(idx),
-                              Rcpp::Named("dist2") = d);
-  });
-}
-
 // Same-class (same = TRUE) or other-class k nearest neighbours within x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
-                                        int k, bool same, int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                                        int k, bool same, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
-    const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512,
-                                                  kmaha_glue::user_interrupt(),
-                                                  kmaha_glue::isa_setting(),
-                                                  kmaha_glue::resolve_threads(threads));
+    const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512, c);
     return kmaha_glue::index_to_r(idx);
   });
 }
 
 // x %*% t(L) through the core's product kernels (independent of R's BLAS).
 // [[Rcpp::export(rng = false)]]
-arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L) {
-  return kmaha_glue::guarded([&] {
-    return kmaha::apply_map(x, L, kmaha_glue::isa_setting());
+arma::mat cpp_apply_map(const arma::mat& x, const arma::mat& L, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+    return kmaha::apply_map(x, L, c.kernels);
   });
 }
 
-// Sets the number of OpenMP threads that the core's parallel loops and
-// Eigen's products use from now on in this process (n <= 0: leave it) and
-// returns the previous setting; 1 without OpenMP.
+// Whether this build has AVX2+FMA kernels and whether this CPU can run them:
+// R asks when it resolves an instruction-set setting of "avx2", before any
+// context exists (so this is the one export without a context).
 // [[Rcpp::export(rng = false)]]
-int cpp_omp_threads(int n) {
-#ifdef _OPENMP
-  const int old = omp_get_max_threads();
-  if (n > 0) omp_set_num_threads(n);
-  return old;
-#else
-  (void)n;
-  return 1;
-#endif
+Rcpp::LogicalVector cpp_isa_support() {
+  return Rcpp::LogicalVector::create(Rcpp::Named("compiled") = kmaha::avx2_compiled(),
+                                     Rcpp::Named("cpu") = kmaha::cpu_has_avx2_fma());
+}
+
+// The number of products the core's product kernels have run in this
+// process with each instruction set (c(default = , avx2 = )); reset = TRUE
+// sets both counters to zero first.  A diagnostic for the tests, which check
+// that a computation ran every product in the instruction set its context
+// asked for.
+// [[Rcpp::export(rng = false)]]
+Rcpp::NumericVector cpp_gemm_calls(bool reset, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
+    if (reset) {
+      kmaha::gemm_calls(kmaha::isa::baseline).store(0);
+      kmaha::gemm_calls(kmaha::isa::avx2).store(0);
+    }
+    return Rcpp::NumericVector::create(
+        Rcpp::Named("default") = static_cast<double>(kmaha::gemm_calls(kmaha::isa::baseline).load()),
+        Rcpp::Named("avx2") = static_cast<double>(kmaha::gemm_calls(kmaha::isa::avx2).load()));
+  });
 }

@@ -22,22 +22,21 @@ Rcpp::List kpca_to_list(const kmaha::kpca_result& r) {
 }
 
 kmaha::kpca_result fit(const arma::mat& K, int rank, double tol,
-                       const std::string& method, int threads) {
+                       const std::string& method, const kmaha::context& c) {
   return kmaha::kpca_fit(K, static_cast<arma::uword>(rank), tol,
-                         kmaha::kpca_method_from_string(method),
-                         kmaha_glue::user_interrupt(),
-                         kmaha_glue::resolve_threads(threads));
+                         kmaha::kpca_method_from_string(method), c);
 }
 
 // Nystrom coordinates of the rows of x, in an R matrix filled in place.
 Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
                                    const arma::mat& x, const arma::mat& landmarks,
                                    const arma::mat& projection,
-                                   const arma::vec& col_means, int nt) {
+                                   const arma::vec& col_means,
+                                   const kmaha::context& c) {
   Rcpp::NumericMatrix out(x.n_rows, projection.n_cols);
   arma::mat z(out.begin(), x.n_rows, projection.n_cols, false, true);
   kmaha::nystrom_project(k.specs, k.weights, x, landmarks, projection,
-                         col_means, z, kmaha_glue::user_interrupt(), nt);
+                         col_means, z, c);
   return out;
 }
 
@@ -46,9 +45,9 @@ Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
 // KPCA from a precomputed Gram matrix (rank 0 = no cap).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
-                         std::string method, int threads = 0) {
-  return kmaha_glue::guarded([&] {
-    return kpca_to_list(fit(K, rank, tol, method, threads));
+                         std::string method, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+    return kpca_to_list(fit(K, rank, tol, method, c));
   });
 }
 
@@ -56,19 +55,11 @@ Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
 // used in C++ without a round trip through R.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
-                           int rank, double tol, std::string method,
-                           int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                           int rank, double tol, std::string method, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
-    const int nt = kmaha_glue::resolve_threads(threads);
-    arma::mat K;
-    {
-      const kmaha::thread_scope scope(nt);
-      K = kmaha::gram_sum(k.specs, k.weights, x, nullptr,
-                          kmaha_glue::user_interrupt(), nt,
-                          kmaha_glue::isa_setting());
-    }
-    return kpca_to_list(fit(K, rank, tol, method, nt));
+    const arma::mat K = kmaha::gram_sum(k.specs, k.weights, x, nullptr, c);
+    return kpca_to_list(fit(K, rank, tol, method, c));
   });
 }
 
@@ -76,9 +67,8 @@ Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
 // [[Rcpp::export(rng = false)]]
 arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection,
                            const arma::vec& col_means, double grand_mean,
-                           int threads = 0) {
-  return kmaha_glue::guarded([&] {
-    const kmaha::thread_scope scope(kmaha_glue::resolve_threads(threads));
+                           SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
     return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
   });
 }
@@ -90,13 +80,11 @@ arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
                                   const arma::mat& newdata, const arma::mat& x,
                                   const arma::mat& projection,
                                   const arma::vec& col_means,
-                                  double grand_mean, int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                                  double grand_mean, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
     return kmaha::kpca_project_kernel(k.specs, k.weights, newdata, x, projection,
-                                      col_means, grand_mean,
-                                      kmaha_glue::user_interrupt(),
-                                      kmaha_glue::resolve_threads(threads));
+                                      col_means, grand_mean, c);
   });
 }
 
@@ -105,15 +93,14 @@ arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
                             const arma::mat& landmarks, int rank, double tol,
-                            std::string method, int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                            std::string method, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
-    const int nt = kmaha_glue::resolve_threads(threads);
     const kmaha::nystrom_result r = kmaha::nystrom_fit(
         k.specs, k.weights, x, landmarks, static_cast<arma::uword>(rank), tol,
-        kmaha::kpca_method_from_string(method), kmaha_glue::user_interrupt(), nt);
+        kmaha::kpca_method_from_string(method), c);
     Rcpp::NumericMatrix coords =
-        nystrom_coords(k, x, landmarks, r.projection, r.col_means, nt);
+        nystrom_coords(k, x, landmarks, r.projection, r.col_means, c);
     return Rcpp::List::create(
         Rcpp::Named("coords") = coords,
         Rcpp::Named("projection") = r.projection,
@@ -134,12 +121,10 @@ Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
                                         const arma::mat& newdata,
                                         const arma::mat& landmarks,
                                         const arma::mat& projection,
-                                        const arma::vec& col_means,
-                                        int threads = 0) {
-  return kmaha_glue::guarded([&] {
+                                        const arma::vec& col_means, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
-    return nystrom_coords(k, newdata, landmarks, projection, col_means,
-                          kmaha_glue::resolve_threads(threads));
+    return nystrom_coords(k, newdata, landmarks, projection, col_means, c);
   });
 }
 
@@ -148,12 +133,11 @@ Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel,
                                            const arma::mat& x, int m,
-                                           const arma::vec& u) {
-  return kmaha_glue::guarded([&] {
+                                           const arma::vec& u, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
     const arma::uvec idx = kmaha::kmeanspp_landmarks(
-        k.specs, k.weights, x, static_cast<arma::uword>(m), u,
-        kmaha_glue::user_interrupt());
+        k.specs, k.weights, x, static_cast<arma::uword>(m), u, c);
     Rcpp::IntegerVector out(idx.n_elem);
     for (arma::uword i = 0; i < idx.n_elem; ++i) out[i] = static_cast<int>(idx[i]) + 1;
     return out;

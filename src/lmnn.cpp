@@ -26,14 +26,12 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
                         int refresh, double slack, bool verbose,
-                        int threads, double dense_max = 2048,
-                        double max_pairs = 0,
-                        Rcpp::Nullable<Rcpp::NumericMatrix> reg = R_NilValue) {
-  return kmaha_glue::guarded([&] {
-  if (solver != "M" && solver != "L" && solver != "Lfull") Rcpp::stop("unknown solver");
+                        double dense_max, double max_pairs,
+                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+  if (solver != "M" && solver != "L" && solver != "Lfull")
+    throw kmaha::error("unknown solver");
   const arma::uvec yy = kmaha_glue::labels_from_r(y);
-  const kmaha::lmnn::context ctx(threads, kmaha_glue::isa_setting(),
-                                 kmaha_glue::user_interrupt());
   kmaha::lmnn::options o;
   o.mu = mu;
   o.lambda = lambda;
@@ -58,10 +56,10 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
     };
   }
   kmaha::lmnn::minimizer_fn lbfgs =
-      [](std::function<double(const arma::vec&, arma::vec&)> f,
-         const arma::vec& x0, unsigned maxit, double tol_k) {
+      [&c](std::function<double(const arma::vec&, arma::vec&)> f,
+           const arma::vec& x0, unsigned maxit, double tol_k) {
         kmaha_glue::lbfgs_result lr = kmaha_glue::minimize_lbfgs(
-            f, x0, static_cast<int>(maxit), tol_k / DBL_EPSILON, 0.0);
+            f, x0, static_cast<int>(maxit), tol_k / DBL_EPSILON, 0.0, c.interrupt);
         kmaha::lmnn::inner_result ir;
         ir.par = lr.par;
         ir.evaluations = static_cast<unsigned>(lr.fncount);
@@ -73,7 +71,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
       x, yy, kmaha_glue::index_from_r(targets), init, regulariser_from_r(reg), o,
       solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
-      lbfgs, ctx, progress);
+      lbfgs, c, progress);
   return Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
@@ -85,7 +83,7 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       Rcpp::Named("active_triples") = static_cast<double>(r.active_triples),
       Rcpp::Named("refreshes") = r.refreshes,
       Rcpp::Named("evaluations") = r.evaluations,
-      Rcpp::Named("isa") = std::string(kmaha::isa_name(ctx.isa)));
+      Rcpp::Named("isa") = std::string(kmaha::isa_name(c.kernels)));
   });
 }
 
@@ -100,14 +98,14 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
 Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
                               const Rcpp::IntegerMatrix& targets,
                               const arma::mat& map, double mu, double lambda,
-                              std::string form, double eps = 0.0,
-                              Rcpp::Nullable<Rcpp::NumericMatrix> reg = R_NilValue) {
-  return kmaha_glue::guarded([&] {
+                              std::string form, double eps,
+                              Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
   const kmaha::lmnn::problem P = kmaha::lmnn::make_problem(
       x, kmaha_glue::labels_from_r(y), kmaha_glue::index_from_r(targets), mu,
       lambda, regulariser_from_r(reg));
-  const kmaha::interrupt_fn interrupt = kmaha_glue::user_interrupt();
-  kmaha::lmnn::workspace ws(kmaha_glue::isa_setting());
+  const kmaha::interrupt_fn& interrupt = c.interrupt;
+  kmaha::lmnn::workspace ws(c.kernels);
   arma::mat G;
   kmaha::lmnn::eval_out e;
   if (form == "M") {
@@ -121,7 +119,7 @@ Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
     e = kmaha::lmnn::evaluate_L(P, map, nullptr, &G, eps, 256, interrupt, ws,
                                 form == "Lgram");
   } else {
-    Rcpp::stop("unknown form");
+    throw kmaha::error("unknown form");
   }
   return Rcpp::List::create(
       Rcpp::Named("value") = e.value, Rcpp::Named("exact") = e.exact,

@@ -7,8 +7,9 @@
 
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lbfgs_test(Rcpp::Function fn, Rcpp::Function gr,
-                          const arma::vec& x0, int max_iter, double tol) {
-  return kmaha_glue::guarded([&] {
+                          const arma::vec& x0, int max_iter, double tol,
+                          SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     auto fg = [&](const arma::vec& x, arma::vec& g) -> double {
       const Rcpp::NumericVector xr(x.begin(), x.end());
       const double f = Rcpp::as<double>(fn(xr));
@@ -17,7 +18,8 @@ Rcpp::List cpp_lbfgs_test(Rcpp::Function fn, Rcpp::Function gr,
       return f;
     };
     const kmaha_glue::lbfgs_result r = kmaha_glue::minimize_lbfgs(
-        fg, x0, max_iter, tol / std::numeric_limits<double>::epsilon(), 0.0);
+        fg, x0, max_iter, tol / std::numeric_limits<double>::epsilon(), 0.0,
+        c.interrupt);
     return Rcpp::List::create(
         Rcpp::Named("par") = Rcpp::NumericVector(r.par.begin(), r.par.end()),
         Rcpp::Named("value") = r.value, Rcpp::Named("stop") = r.stop,

@@ -12,6 +12,7 @@
 #define KMAHA_OPTIM_H
 
 #include "glue.h"
+#include <kmaha/minimizer.hpp>
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -60,7 +61,7 @@ struct lbfgs_result {
 };
 
 namespace detail {
-struct lbfgs_ctx {
+struct lbfgs_state {
   std::function<double(const arma::vec&, arma::vec&)> fg;
   kmaha::interrupt_fn interrupt;
   arma::vec last_x, last_g;
@@ -90,7 +91,7 @@ struct lbfgs_ctx {
 //    the point is stationary in double precision, and lbfgsb() stops there
 //    instead of computing a step from a gradient near underflow (which can
 //    give NaN parameters).
-inline void eval(lbfgs_ctx* c, int n, const double* x) {
+inline void eval(lbfgs_state* c, int n, const double* x) {
   if (c->stop) return;  // stopping: last_f and last_g hold the stop values
   if (c->have && std::equal(x, x + n, c->last_x.memptr())) return;
   try {
@@ -107,6 +108,7 @@ inline void eval(lbfgs_ctx* c, int n, const double* x) {
     if (!finite) {
       if (c->calls == 1) {
         throw kmaha::error(
+            kmaha::error_kind::numerical,
             "the objective or its gradient is not finite at the starting "
             "parameters");
       }
@@ -136,13 +138,13 @@ inline void eval(lbfgs_ctx* c, int n, const double* x) {
 }
 
 inline double fn(int n, double* x, void* ex) {
-  auto* c = static_cast<lbfgs_ctx*>(ex);
+  auto* c = static_cast<lbfgs_state*>(ex);
   eval(c, n, x);
   return c->last_f;
 }
 
 inline void gr(int n, double* x, double* g, void* ex) {
-  auto* c = static_cast<lbfgs_ctx*>(ex);
+  auto* c = static_cast<lbfgs_state*>(ex);
   eval(c, n, x);
   std::copy(c->last_g.begin(), c->last_g.end(), g);
 }
@@ -174,17 +176,19 @@ inline bool line_search_at_optimum(const std::vector<double>& trace, double f,
 }  // namespace detail
 
 // Minimise f starting from x0.  `factr` and `pgtol` have optim()'s meaning;
-// `m` is the number of correction pairs kept.  Exceptions of f are rethrown
-// once lbfgsb() has returned (kmaha::interrupted as an R interrupt).
+// `m` is the number of correction pairs kept; `interrupt` is polled every
+// fifth evaluation.  Exceptions of f (kmaha::interrupted included) are
+// rethrown once lbfgsb() has returned.
 inline lbfgs_result minimize_lbfgs(
     std::function<double(const arma::vec&, arma::vec&)> f, const arma::vec& x0,
-    int maxit, double factr, double pgtol, int m = 10) {
+    int maxit, double factr, double pgtol, const kmaha::interrupt_fn& interrupt,
+    int m = 10) {
   lbfgs_result res;
-  detail::lbfgs_ctx ctx;
-  ctx.fg = std::move(f);
-  ctx.interrupt = user_interrupt();
-  ctx.trace = &res.trace;
-  ctx.last_g.zeros(x0.n_elem);
+  detail::lbfgs_state st;
+  st.fg = std::move(f);
+  st.interrupt = interrupt;
+  st.trace = &res.trace;
+  st.last_g.zeros(x0.n_elem);
   const int n = static_cast<int>(x0.n_elem);
   res.par = x0;
   std::vector<double> lower(n, 0.0), upper(n, 0.0);
@@ -192,22 +196,20 @@ inline lbfgs_result minimize_lbfgs(
   char msg[60];
   double fmin = 0.0;
   lbfgsb(n, m, res.par.memptr(), lower.data(), upper.data(), nbd.data(), &fmin,
-         detail::fn, detail::gr, &res.fail, &ctx, factr, pgtol, &res.fncount,
+         detail::fn, detail::gr, &res.fail, &st, factr, pgtol, &res.fncount,
          &res.grcount, maxit, msg, 0, 10);
-  // Rethrown through guarded(), so that an interrupt reaches R as one even
-  // from a caller without its own guard.
-  if (ctx.stop) guarded([&] { std::rethrow_exception(ctx.stop); });
+  if (st.stop) std::rethrow_exception(st.stop);
   res.value = fmin;
   res.message = msg;
-  if (ctx.have && !ctx.rejected &&
-      std::equal(res.par.begin(), res.par.end(), ctx.last_x.begin())) {
-    res.value = ctx.last_f;
+  if (st.have && !st.rejected &&
+      std::equal(res.par.begin(), res.par.end(), st.last_x.begin())) {
+    res.value = st.last_f;
     res.value_at_par = true;
-    res.grad_norm = ctx.last_gnorm;
+    res.grad_norm = st.last_gnorm;
   } else if (res.fail != 0) {
     // The gradient at the returned point is needed to classify the stop.
     arma::vec g(n);
-    res.value = ctx.fg(res.par, g);
+    res.value = st.fg(res.par, g);
     res.value_at_par = true;
     res.grad_norm = arma::norm(g, 2);
   }
@@ -223,6 +225,31 @@ inline lbfgs_result minimize_lbfgs(
     res.stop = res.converged ? "line search at optimum" : "line search failed";
   }
   return res;
+}
+
+// R's L-BFGS-B as the core's minimiser (kmaha/minimizer.hpp): tol is the
+// relative reduction of the objective at which it stops (optim()'s factr is
+// in units of the machine epsilon); `interrupt` is polled as in
+// minimize_lbfgs().
+inline kmaha::minimizer_fn lbfgs_minimizer(kmaha::interrupt_fn interrupt) {
+  return [interrupt](const kmaha::objective_fn& f, const arma::vec& x0,
+                     int max_iter, double tol) {
+    lbfgs_result lr = minimize_lbfgs(
+        f, x0, max_iter, tol / std::numeric_limits<double>::epsilon(), 0.0,
+        interrupt);
+    kmaha::minimize_result r;
+    r.par = std::move(lr.par);
+    r.value = lr.value;
+    r.value_at_par = lr.value_at_par;
+    r.evaluations = lr.fncount;
+    r.trace = std::move(lr.trace);
+    r.fail = lr.fail;
+    r.message = lr.message;
+    r.stop = lr.stop;
+    r.converged = lr.converged;
+    r.grad_norm = lr.grad_norm;
+    return r;
+  };
 }
 
 }  // namespace kmaha_glue

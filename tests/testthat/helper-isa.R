@@ -1,11 +1,8 @@
 # The instruction sets whose kernels this build and CPU can run: the
 # baseline always, AVX2+FMA on x86-64 CPUs that have both.
 kernel_isas <- function() {
-  avx2 <- tryCatch({
-    withr_isa("avx2", cpp_nca_objective(diag(2), 1:2, diag(2), 0, NULL, 1L, 0L, -1))
-    TRUE
-  }, error = function(e) FALSE)
-  c("default", if (avx2) "avx2")
+  have <- kmaha:::cpp_isa_support()
+  c("default", if (have[["compiled"]] && have[["cpu"]]) "avx2")
 }
 
 # Evaluates expr with options(kmaha.isa = isa), restoring the option after.
@@ -14,3 +11,7 @@ withr_isa <- function(isa, expr) {
   on.exit(options(old), add = TRUE)
   expr
 }
+
+# The context of a call as R resolves it (threads: NULL for the package
+# setting), for the tests that call the compiled functions directly.
+test_ctx <- function(threads = 1L) kmaha:::kmaha_context(threads)

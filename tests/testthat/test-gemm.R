@@ -12,11 +12,11 @@ test_that("the product kernels agree with R's matrix product", {
       x <- matrix(rnorm(sh[1] * sh[2]), sh[1], sh[2])
       L <- matrix(rnorm(sh[3] * sh[2]), sh[3], sh[2])
       ref <- x %*% t(L)
-      got <- withr_isa(isa, cpp_apply_map(x, L))
+      got <- withr_isa(isa, cpp_apply_map(x, L, test_ctx()))
       expect_equal(got, ref, tolerance = 1e-13, label = paste(isa, toString(sh)))
     }
     # Empty inner dimension: a zero matrix of the right shape.
-    expect_identical(withr_isa(isa, cpp_apply_map(matrix(0, 3, 0), matrix(0, 2, 0))),
+    expect_identical(withr_isa(isa, cpp_apply_map(matrix(0, 3, 0), matrix(0, 2, 0), test_ctx())),
                      matrix(0, 3, 2))
   }
 })

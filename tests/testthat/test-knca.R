@@ -59,7 +59,7 @@ test_that("the RKNCA gradient matches central finite differences", {
   for (d in c(2L, 30L)) {
     for (lambda in c(0, 0.2)) {
       U <- matrix(rnorm(d * 30, sd = 0.3), d, 30)
-      res <- cpp_nca_objective(K, as.integer(factor(y)), U, lambda, K, 2L, 0L)
+      res <- cpp_nca_objective(K, as.integer(factor(y)), U, lambda, K, 0L, -1, test_ctx(2L))
       expect_equal(res$value, knca_objective_r(U, K, y, lambda), tolerance = 1e-12)
       g_fd <- U
       h <- 1e-5

@@ -11,7 +11,7 @@ kpca_problem <- function(n = 36, sigma = 1, seed = 3) {
   y <- factor(rep(c("a", "b", "c"), length.out = n))
   x <- matrix(rnorm(n * 3), n, 3) + 0.8 * as.integer(y)
   z <- unname(kpca(scale(x), kernel = rbf_kernel(sigma))$coords)
-  tg <- kmaha:::cpp_class_neighbors(z, as.integer(y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(z, as.integer(y), 3L, TRUE, test_ctx())
   list(z = z, y = y, tg = tg)
 }
 
@@ -22,11 +22,9 @@ test_that("the solver's evaluation equals the reference one when D is about n", 
   set.seed(11)
   L <- diag(D) + matrix(rnorm(D * D, sd = 0.3), D)
   for (lambda in c(0, 0.3)) {
-    ref <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4,
-                                      lambda, "L")
+    ref <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4, lambda, "L", 0, NULL, test_ctx())
     for (form in c("Lpairs", "Lgram")) {
-      got <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4,
-                                        lambda, form)
+      got <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, L, 0.4, lambda, form, 0, NULL, test_ctx())
       info <- paste(form, "lambda", lambda)
       expect_equal(got$value, ref$value, tolerance = 1e-10, info = info)
       expect_equal(got$pull, ref$pull, tolerance = 1e-10, info = info)
@@ -43,8 +41,7 @@ test_that("the smoothed objective's gradient matches finite differences when D i
   L <- 0.7 * diag(D) + matrix(rnorm(D * D, sd = 0.2), D)
   for (form in c("Lpairs", "Lgram")) {
     f <- function(Lm) {
-      kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, Lm, 0.5, 0.2,
-                                 form, eps = 0.5)
+      kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), p$tg, Lm, 0.5, 0.2, form, 0.5, NULL, test_ctx())
     }
     got <- f(L)
     expect_gt(got$triples, 0)
@@ -75,8 +72,7 @@ test_that("the L-form solver reaches the convex solver's optimum", {
     expect_lte(fl$convergence$objective, 1.01 * fm$convergence$objective)
     # the reported objective is the exact one at the returned map
     tg <- fl$targets
-    ex <- kmaha:::cpp_lmnn_objective(unname(cs$x), as.integer(cs$y), tg,
-                                     unname(fl$L), 0.5, cs$lambda, "L")
+    ex <- kmaha:::cpp_lmnn_objective(unname(cs$x), as.integer(cs$y), tg, unname(fl$L), 0.5, cs$lambda, "L", 0, NULL, test_ctx())
     expect_equal(fl$convergence$objective, ex$value, tolerance = 1e-8, info = nm)
   }
 })
@@ -84,10 +80,9 @@ test_that("the L-form solver reaches the convex solver's optimum", {
 test_that("every way of visiting impostors reaches the same optimum", {
   d <- toy_data(n = 60, D = 3, seed = 7)
   x <- scale(d$x)
-  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(dense_max, max_pairs) {
-    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 1000,
-                         1e-9, "L", 10L, 0.2, FALSE, 1L, dense_max, max_pairs)
+    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 1000, 1e-9, "L", 10L, 0.2, FALSE, dense_max, max_pairs, NULL, test_ctx())
   }
   gram <- fit(1e6, 0)       # all pairs through the Gram matrix
   active <- fit(0, 0)       # active set of pairs
@@ -95,8 +90,7 @@ test_that("every way of visiting impostors reaches the same optimum", {
   for (r in list(gram, active, search)) expect_true(r$converged)
   expect_equal(active$objective, gram$objective, tolerance = 1e-4)
   expect_equal(search$objective, gram$objective, tolerance = 1e-4)
-  ex <- kmaha:::cpp_lmnn_objective(unname(x), as.integer(d$y), tg, search$L,
-                                   0.5, 0, "L")
+  ex <- kmaha:::cpp_lmnn_objective(unname(x), as.integer(d$y), tg, search$L, 0.5, 0, "L", 0, NULL, test_ctx())
   expect_equal(search$objective, ex$value, tolerance = 1e-10)
 })
 
@@ -139,8 +133,7 @@ test_that("RKLMNN's lambda shrinks the metric and keeps the objective exact", {
   tr <- vapply(fits, function(f) sum(diag(f$M)), numeric(1))
   expect_gt(tr[1], tr[2])
   for (i in 1:2) {
-    ex <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), fits[[i]]$targets,
-                                     unname(fits[[i]]$L), 0.5, c(0.01, 1)[i], "L")
+    ex <- kmaha:::cpp_lmnn_objective(p$z, as.integer(p$y), fits[[i]]$targets, unname(fits[[i]]$L), 0.5, c(0.01, 1)[i], "L", 0, NULL, test_ctx())
     expect_equal(fits[[i]]$convergence$objective, ex$value, tolerance = 1e-8)
   }
 })
@@ -172,10 +165,9 @@ test_that("no n x n matrix at large n (address space capped in a child process)"
 test_that("the impostor search gives the same fit on one and two threads", {
   d <- toy_data(n = 700, D = 3, p = 4, seed = 9)
   x <- scale(d$x)
-  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE)
+  tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(threads) {
-    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 300,
-                         1e-5, "L", 10L, 0.2, FALSE, threads, 0, 0)
+    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 300, 1e-5, "L", 10L, 0.2, FALSE, 0, 0, NULL, test_ctx(threads))
   }
   one <- fit(1L)
   two <- fit(2L)
@@ -192,8 +184,7 @@ test_that("the low-rank mode reaches the full-rank solver's optimum and is optim
   expect_gte(D, 16L)
   lambda <- sum(apply(z, 2, var)) * (nrow(z) - 1) / nrow(z)  # the RKLMNN default
   fit <- function(solver, tol = 1e-5, max_iter = 1000) {
-    kmaha:::cpp_lmnn_fit(z, y, p$tg, diag(D), 0.5, lambda, max_iter, tol, solver,
-                         10L, 0.2, FALSE, 1L)
+    kmaha:::cpp_lmnn_fit(z, y, p$tg, diag(D), 0.5, lambda, max_iter, tol, solver, 10L, 0.2, FALSE, 2048, 0, NULL, test_ctx(1L))
   }
   low <- fit("L")
   full <- fit("Lfull")
@@ -208,16 +199,15 @@ test_that("the low-rank mode reaches the full-rank solver's optimum and is optim
   expect_lt(r, D / 2)
   expect_true(all(nz[seq_len(r)]) && !any(nz[-seq_len(r)]))
   # the reported objective is the exact one at the returned map
-  ex <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$L, 0.5, lambda, "L")
+  ex <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$L, 0.5, lambda, "L", 0, NULL, test_ctx())
   expect_equal(low$objective, ex$value, tolerance = 1e-9)
   # no direction outside the map's range lowers the objective: along the
   # most negative eigenvector v of the gradient with respect to M, M + t v v'
   # is no better than M
-  G <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M, 0.5, lambda, "M")$gradient
+  G <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M, 0.5, lambda, "M", 0, NULL, test_ctx())$gradient
   v <- eigen(G, symmetric = TRUE)$vectors[, D]
   for (t in 10^seq(-4, 0)) {
-    ft <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M + t * tcrossprod(v), 0.5,
-                                     lambda, "M")$value
+    ft <- kmaha:::cpp_lmnn_objective(z, y, p$tg, low$M + t * tcrossprod(v), 0.5, lambda, "M", 0, NULL, test_ctx())$value
     expect_gte(ft, low$objective * (1 - 1e-4))
   }
 })
@@ -228,8 +218,7 @@ test_that("the low-rank mode applies only from the identity, with lambda > 0 and
   y <- as.integer(p$y)
   D <- ncol(z)
   fit <- function(solver, lambda = 0.5, init = diag(D), x = z) {
-    kmaha:::cpp_lmnn_fit(x, y, p$tg, init, 0.5, lambda, 300, 1e-5, solver, 10L,
-                         0.2, FALSE, 1L)
+    kmaha:::cpp_lmnn_fit(x, y, p$tg, init, 0.5, lambda, 300, 1e-5, solver, 10L, 0.2, FALSE, 2048, 0, NULL, test_ctx(1L))
   }
   expect_false(identical(fit("L")$L, fit("Lfull")$L))
   # no regulariser, another start, or few dimensions: the full-rank solver

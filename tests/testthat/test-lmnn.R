@@ -9,7 +9,7 @@ test_that("the exact objective and M-gradient equal a plain-R computation", {
   M <- crossprod(A)
   for (lambda in c(0, 0.3)) {
     ref <- lmnn_plain(d$x, d$y, tg, M, mu = 0.4, lambda = lambda)
-    got <- cpp_lmnn_objective(d$x, as.integer(d$y), tg, M, 0.4, lambda, "M")
+    got <- kmaha:::cpp_lmnn_objective(d$x, as.integer(d$y), tg, M, 0.4, lambda, "M", 0, NULL, test_ctx())
     expect_gt(ref$push, 0)
     expect_equal(got$value, ref$value, tolerance = 1e-10)
     expect_equal(got$pull, ref$pull, tolerance = 1e-10)
@@ -26,8 +26,7 @@ test_that("the L-form objective equals the plain-R one and its gradient matches 
   ref <- lmnn_plain(d$x, d$y, tg, crossprod(L), mu = 0.6, lambda = 0.2)
   expect_gt(min(abs(ref$hinge_args)), 1e-4)  # no hinge at its kink
   obj <- function(Lv) {
-    cpp_lmnn_objective(d$x, as.integer(d$y), tg, matrix(Lv, 2, 3), 0.6, 0.2,
-                       "L")
+    kmaha:::cpp_lmnn_objective(d$x, as.integer(d$y), tg, matrix(Lv, 2, 3), 0.6, 0.2, "L", 0, NULL, test_ctx())
   }
   got <- obj(L)
   expect_equal(got$value, ref$value, tolerance = 1e-10)
@@ -72,10 +71,8 @@ test_that("the hinge term reaches zero on separable data", {
   for (s in c("M", "L")) {
     fit <- lmnn(x, y, k = 3, solver = s)
     xs <- kmaha:::apply_scaling(x, fit$prep)
-    at_start <- cpp_lmnn_objective(xs, as.integer(y), fit$targets, diag(4),
-                                   0.5, 0, "M")
-    at_end <- cpp_lmnn_objective(xs, as.integer(y), fit$targets,
-                                 unname(fit$M), 0.5, 0, "M")
+    at_start <- kmaha:::cpp_lmnn_objective(xs, as.integer(y), fit$targets, diag(4), 0.5, 0, "M", 0, NULL, test_ctx())
+    at_end <- kmaha:::cpp_lmnn_objective(xs, as.integer(y), fit$targets, unname(fit$M), 0.5, 0, "M", 0, NULL, test_ctx())
     expect_true(fit$convergence$converged)
     expect_gt(at_start$push, 0)
     expect_equal(at_end$push, 0)

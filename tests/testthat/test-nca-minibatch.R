@@ -12,7 +12,7 @@ test_that("with one batch of all rows, the step objective is the full objective"
   fit <- nca(x_mb, y_mb, method = "minibatch", batch_size = 150, max_iter = 3,
              lambda = 0.1)
   full <- kmaha:::cpp_nca_objective(unname(xs), as.integer(y_mb), A0, 0.1, NULL,
-                                    1L)$value
+                                    0L, -1, test_ctx())$value
   expect_equal(fit$convergence$trace[1], full, tolerance = 1e-10)
   # with half the rows per batch the objective is scaled by n / b = 2
   set.seed(2)
@@ -22,7 +22,7 @@ test_that("with one batch of all rows, the step objective is the full objective"
     sample.int(150)[1:75]
   })
   half <- kmaha:::cpp_nca_objective(unname(xs[rows, ]), as.integer(y_mb[rows]),
-                                    A0, 0, NULL, 1L)$value
+                                    A0, 0, NULL, 0L, -1, test_ctx())$value
   expect_equal(fit2$convergence$trace[1], 2 * half, tolerance = 1e-10)
 })
 
@@ -42,7 +42,7 @@ test_that("mini-batch fits are reproducible and lower the full objective", {
                fixed = TRUE)
   xs <- scale(x_mb)
   obj <- function(A) kmaha:::cpp_nca_objective(unname(xs), as.integer(y_mb), A,
-                                               0, NULL, 1L)$value
+                                               0, NULL, 0L, -1, test_ctx())$value
   expect_lt(obj(f1$L), obj(diag(4)) - 5)
   expect_gt(f1$train_accuracy, 0.93)
 })

@@ -15,7 +15,7 @@ nca_objective_r <- function(A, x, y, lambda = 0) {
 nca_fg <- function(A, x, y, lambda = 0, threads = 2L, block = 0L, isa = "auto") {
   # min_parallel_flops = 0: use the threads even on these small problems.
   withr_isa(isa, cpp_nca_objective(x, as.integer(factor(y)), A, lambda, NULL,
-                                   threads, block, 0))
+                                   block, 0, test_ctx(threads)))
 }
 
 central_diff <- function(f, A, h = 1e-5) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <vector>
 #include "common.hpp"
+#include "context.hpp"
 #include "distances.hpp"
 #include "kernels.hpp"
 
@@ -46,9 +47,8 @@ inline double ideal_value(arma::uword a, arma::uword b, double off) {
 
 inline alignment_stats alignment_products(
     const std::vector<base_kernel>& kernels, const arma::mat& X,
-    const arma::uvec& y, arma::uword p,
-    const interrupt_fn& interrupt = no_interrupt,
-    double budget_doubles = 4.0e6, isa s = best_isa()) {
+    const arma::uvec& y, arma::uword p, double budget_doubles,
+    const context& ctx) {
   const arma::uword n = X.n_rows, m = kernels.size();
   if (m == 0) throw error("alignment: no base kernels");
   if (y.n_elem != n) throw error("alignment: labels do not match rows");
@@ -93,6 +93,8 @@ inline alignment_stats alignment_products(
   const arma::vec xx = arma::sum(arma::square(Xw), 1);
   arma::mat G, d2, Kb;
   arma::vec yv;
+  // The blocks run in order on the calling thread: their sums are
+  // accumulated in block order, so the result does not depend on threads.
   for_each_product_block(
       Xw, Xw, block,
       [&](arma::uword q0, arma::uword q1, arma::mat& ip) {
@@ -126,7 +128,7 @@ inline alignment_stats alignment_products(
         out.S += G.t() * G;
         out.b += G.t() * yv;
       },
-      interrupt, s);
+      ctx.with_threads(1));
   out.S = arma::symmatu(out.S);
   return out;
 }

@@ -4,8 +4,8 @@
 //  * one observation per ROW (n x D), exactly as R stores a data matrix, so the
 //    glue can hand R memory to the core without transposing;
 //  * class labels are 0-based unsigned integers (arma::uvec);
-//  * errors are reported by throwing kmaha::error (the glue turns them into R
-//    errors);
+//  * errors are reported by throwing kmaha::error, which carries a kind (the
+//    glue turns each kind into an R condition class);
 //  * interrupts follow the policy described at interrupt_fn below.
 // No R header is included by any file of the core.
 #ifndef KMAHA_COMMON_HPP
@@ -25,22 +25,55 @@
 
 namespace kmaha {
 
+// What went wrong, for the caller to act on (the R glue maps each kind to
+// an R condition class, kmaha_<kind>_error):
+//  * invalid:    an argument the caller should have checked (internal);
+//  * singular:   a matrix that must be positive definite is not, e.g. the
+//                Cholesky factor of K + eps I in KDNE;
+//  * degenerate: the data leave nothing to compute, e.g. a zero (centred)
+//                kernel matrix: every point coincides in feature space;
+//  * numerical:  non-finite values, a failed eigendecomposition, divergence;
+//  * memory:     an allocation failed (the glue maps std::bad_alloc here).
+enum class error_kind { invalid, singular, degenerate, numerical, memory };
+
+inline const char* error_kind_name(error_kind k) {
+  switch (k) {
+    case error_kind::singular: return "singular";
+    case error_kind::degenerate: return "degenerate";
+    case error_kind::numerical: return "numerical";
+    case error_kind::memory: return "memory";
+    case error_kind::invalid: break;
+  }
+  return "invalid";
+}
+
+// The core's exception.  Argument checks throw error(message), of kind
+// invalid; every other failure names its kind.
 struct error : public std::runtime_error {
-  explicit error(const std::string& what) : std::runtime_error(what) {}
+  explicit error(const std::string& what)
+      : std::runtime_error(what), kind_(error_kind::invalid) {}
+  error(error_kind kind, const std::string& what)
+      : std::runtime_error(what), kind_(kind) {}
+  error_kind kind() const noexcept { return kind_; }
+
+ private:
+  error_kind kind_;
 };
 
 // Interrupt policy, one for the whole core.
 //  * Long loops poll an interrupt_fn between chunks of work, on the calling
 //    (main) thread only and never inside an OpenMP region: they call
-//    check_interrupt(interrupt), which enforces both rules.
-//  * The callback answers "has the user asked to stop?".  It never throws and
-//    never longjmps (the R glue looks at R's interrupt flag under
-//    R_ToplevelExec, src/glue.h).
+//    check_interrupt(interrupt), which enforces both rules.  The callback
+//    comes with the call's context (context.hpp).
+//  * The callback answers "must the computation stop?".  It never throws and
+//    never longjmps (the R glue runs R's own check under R_UnwindProtect and
+//    holds whatever jump R makes there, a user interrupt or the error of a
+//    time limit, until the core has unwound; src/glue.h).
 //  * When it answers yes, check_interrupt() throws kmaha::interrupted, which
-//    unwinds C++ frames only.  The glue's wrappers turn it into an R
-//    interrupt; where the core runs inside C code (R's lbfgsb(), src/optim.h)
-//    the glue catches it inside the C callback, makes the C code return, and
-//    rethrows it afterwards.
+//    unwinds C++ frames only.  The glue's boundary then resumes R's jump;
+//    where the core runs inside C code (R's lbfgsb(), src/optim.h) the glue
+//    catches it inside the C callback, makes the C code return, and rethrows
+//    it afterwards.
 //  * An exception raised inside an OpenMP region must not leave it: wrap the
 //    work of the region in parallel_errors::run() and call rethrow() on the
 //    calling thread after the region.
@@ -140,55 +173,6 @@ inline void unscale_sq_dist(arma::mat& G, double c) {
   if (c != 1.0) G.transform([c](double v) { return (v * c) * c; });
 }
 }  // namespace detail
-
-// Squared Euclidean distances between the rows of X (n x D) and of Y (m x D),
-// computed through one matrix product: ||x||^2 + ||y||^2 - 2 x'y.  Rounding can
-// make tiny distances negative; they are clamped at zero.  Points of extreme
-// magnitude are rescaled first (detail::distance_scale()).
-inline arma::mat sq_dist(const arma::mat& X, const arma::mat& Y) {
-  if (X.n_cols != Y.n_cols) throw error("sq_dist: X and Y differ in columns");
-  const double c = detail::distance_scale(
-      std::max(detail::max_abs_entry(X), detail::max_abs_entry(Y)));
-  if (c != 1.0) {
-    arma::mat G = sq_dist(arma::mat(X / c), arma::mat(Y / c));
-    detail::unscale_sq_dist(G, c);
-    return G;
-  }
-  arma::mat G = X * Y.t();
-  const arma::vec xx = arma::sum(arma::square(X), 1);
-  const arma::rowvec yy = arma::sum(arma::square(Y), 1).t();
-  G *= -2.0;
-  G.each_col() += xx;
-  G.each_row() += yy;
-  G.transform([](double v) { return v < 0.0 ? 0.0 : v; });
-  return G;
-}
-
-// Symmetric version for distances within one set: exact zero diagonal and
-// exactly symmetric output (the product X X' is evaluated as a rank-k update).
-inline arma::mat sq_dist(const arma::mat& X) {
-  const double c = detail::distance_scale(detail::max_abs_entry(X));
-  if (c != 1.0) {
-    arma::mat G = sq_dist(arma::mat(X / c));
-    detail::unscale_sq_dist(G, c);
-    return G;
-  }
-  arma::mat G = X * X.t();
-  const arma::vec d = G.diag();
-  const arma::uword n = X.n_rows;
-  for (arma::uword j = 0; j < n; ++j) {
-    for (arma::uword i = j + 1; i < n; ++i) {
-      double v = d[i] + d[j] - 2.0 * G(i, j);
-      if (v < 0.0) v = 0.0;
-      G(i, j) = v;
-    }
-  }
-  for (arma::uword j = 0; j < n; ++j) {
-    G(j, j) = 0.0;
-    for (arma::uword i = 0; i < j; ++i) G(i, j) = G(j, i);
-  }
-  return G;
-}
 
 }  // namespace kmaha
 

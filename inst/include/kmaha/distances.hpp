@@ -6,8 +6,9 @@
 // taken `block` at a time; each block's distances to all training rows,
 //   D2(j, q) = ||x_j||^2 + ||q||^2 - 2 <x_j, q>   (clamped at 0),
 // form an n x b matrix with one contiguous column per query, computed through
-// one product (kmaha::gemm), so memory stays O(n * block) rather than
-// O(n * m).  The interrupt callback is polled between blocks.
+// one product (kmaha::gemm, in the context's instruction set), so memory
+// stays O(n * block) rather than O(n * m).  Blocks run on the context's
+// threads (parallel.hpp); its interrupt callback is polled between them.
 #ifndef KMAHA_DISTANCES_HPP
 #define KMAHA_DISTANCES_HPP
 
@@ -21,15 +22,14 @@ namespace kmaha {
 // Calls visit(q0, q1, P) for consecutive query blocks [q0, q1), where P is
 // the n x (q1 - q0) matrix of inner products <x_j, q> between the training
 // rows and queries q0..q1-1 (the visitor may overwrite it).  Q may be X.
-// With num_threads > 1 the blocks run in parallel (parallel.hpp): the
+// With ctx.threads > 1 the blocks run in parallel (parallel.hpp): the
 // visitor must then be safe to call from several threads at once for
 // different blocks (each block's results go to its own rows, scratch per
 // thread); the blocks do not depend on the thread count.
 template <class Visit>
 inline void for_each_product_block(const arma::mat& X, const arma::mat& Q,
                                    arma::uword block, Visit&& visit,
-                                   const interrupt_fn& interrupt = no_interrupt,
-                                   isa s = best_isa(), int num_threads = 1) {
+                                   const context& ctx) {
   const arma::uword n = X.n_rows, m = Q.n_rows, D = X.n_cols;
   if (Q.n_cols != D) throw error("distances: X and Q differ in columns");
   if (block == 0) block = 1;
@@ -37,18 +37,18 @@ inline void for_each_product_block(const arma::mat& X, const arma::mat& Q,
     arma::mat P;
     gemm_buffers buf;
   };
-  per_thread<scratch> work(num_threads);
+  per_thread<scratch> work(ctx.threads);
   const row_blocks blocks(m, block);
-  parallel_for(blocks.count(), num_threads, [&](std::size_t bi, std::size_t) {
+  parallel_for(blocks.count(), ctx, [&](std::size_t bi, std::size_t) {
     scratch& w = work.local();
     const arma::uword q0 = blocks.start(bi), q1 = blocks.end(bi), b = q1 - q0;
     w.P.set_size(n, b);
-    gemm(s, static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(b),
+    gemm(ctx.kernels, static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(b),
          static_cast<std::ptrdiff_t>(D), cview::col_major(X.memptr(), n),
          cview{Q.memptr() + q0, static_cast<std::ptrdiff_t>(m), 1}, w.P.memptr(),
          1, static_cast<std::ptrdiff_t>(n), false, w.buf);
     visit(q0, q1, w.P);
-  }, interrupt);
+  });
 }
 
 // Turns a block of inner products P (n x b, training rows x queries) into
@@ -73,8 +73,7 @@ inline void products_to_sq_dist(arma::mat& P, const arma::vec& xx,
 template <class Visit>
 inline void for_each_distance_block(const arma::mat& X, const arma::mat& Q,
                                     arma::uword block, Visit&& visit,
-                                    const interrupt_fn& interrupt = no_interrupt,
-                                    isa s = best_isa(), int num_threads = 1) {
+                                    const context& ctx) {
   const bool same = &Q == &X;
   const double c = detail::distance_scale(std::max(
       detail::max_abs_entry(X), same ? 0.0 : detail::max_abs_entry(Q)));
@@ -100,7 +99,7 @@ inline void for_each_distance_block(const arma::mat& X, const arma::mat& Q,
         detail::unscale_sq_dist(P, c);
         visit(q0, q1, static_cast<const arma::mat&>(P));
       },
-      interrupt, s, num_threads);
+      ctx);
 }
 
 }  // namespace kmaha

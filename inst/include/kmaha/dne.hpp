@@ -151,13 +151,12 @@ inline void select_both(const double* d, arma::uword qi, const arma::uvec& y,
 // Same-class and other-class k nearest neighbours of every row of X
 // (Euclidean distance) in one pass over blocks of distances
 // (distances.hpp).  Ties are broken by the lower index, as in
-// class_neighbors().  Blocks run on num_threads threads; each point's lists
-// are built by one thread, so they do not depend on the thread count.
+// class_neighbors().  Blocks of `block` points run on the context's
+// threads; each point's lists are built by one thread, so they do not depend
+// on the thread count.
 inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
                           arma::umat& same, arma::umat& other,
-                          arma::uword block = 256,
-                          const interrupt_fn& interrupt = no_interrupt,
-                          isa s = best_isa(), int num_threads = 1) {
+                          arma::uword block, const context& ctx) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
   same.set_size(n, k);
@@ -166,7 +165,7 @@ inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k
   struct lists {
     std::vector<detail::nb_entry> bs, bo;
   };
-  per_thread<lists> work(num_threads);
+  per_thread<lists> work(ctx.threads);
   for_each_distance_block(
       X, X, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
@@ -176,15 +175,14 @@ inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k
         for (arma::uword q = q0; q < q1; ++q)
           detail::select_both(D2.colptr(q - q0), q, y, k, w.bs, w.bo, same, other);
       },
-      interrupt, s, num_threads);
+      ctx);
 }
 
 // The same lists by feature-space distance from a Gram matrix K:
-// ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij.
+// ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij.  Serial (O(n^2) reads of K).
 inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
                                arma::uword k, arma::umat& same,
-                               arma::umat& other,
-                               const interrupt_fn& interrupt = no_interrupt) {
+                               arma::umat& other, const context& ctx) {
   const arma::uword n = K.n_rows;
   if (K.n_cols != n) throw error("dne neighbours: Gram matrix not square");
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
@@ -198,7 +196,7 @@ inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
     const double* c = K.colptr(q);
     for (arma::uword j = 0; j < n; ++j) d[j] = kd[j] + kd[q] - 2.0 * c[j];
     detail::select_both(d.data(), q, y, k, bs, bo, same, other);
-    if ((q & 255u) == 255u) check_interrupt(interrupt);
+    if ((q & 255u) == 255u) check_interrupt(ctx.interrupt);
   }
 }
 
@@ -209,7 +207,7 @@ namespace detail {
 // uncentred X would cause; (D - W) Xc is accumulated edge by edge, then one
 // matrix product.
 inline arma::mat scatter_of_columns(const arma::mat& Xt, const dne_graph& g,
-                               const interrupt_fn& interrupt = no_interrupt) {
+                                    const context& ctx) {
   if (Xt.n_cols != g.n) throw error("dne scatter: data and graph sizes differ");
   const arma::uword p = Xt.n_rows, m = g.weight.n_elem;
   arma::mat Xc = Xt;
@@ -228,7 +226,7 @@ inline arma::mat scatter_of_columns(const arma::mat& Xt, const dne_graph& g,
       li[r] += v;
       lj[r] -= v;
     }
-    if ((e & 4095u) == 4095u) check_interrupt(interrupt);
+    if ((e & 4095u) == 4095u) check_interrupt(ctx.interrupt);
   }
   arma::mat S = Xc * LXc.t();
   S = 0.5 * (S + S.t());
@@ -239,8 +237,8 @@ inline arma::mat scatter_of_columns(const arma::mat& Xt, const dne_graph& g,
 // The p x p matrix X' (D - W) X for the points in the rows of X (n x p),
 // the core's convention.
 inline arma::mat dne_scatter(const arma::mat& X, const dne_graph& g,
-                             const interrupt_fn& interrupt = no_interrupt) {
-  return detail::scatter_of_columns(X.t(), g, interrupt);
+                             const context& ctx) {
+  return detail::scatter_of_columns(X.t(), g, ctx);
 }
 
 struct dne_result {
@@ -272,7 +270,7 @@ inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
                                   arma::uword& dim_out) {
   arma::mat V;
   if (!arma::eig_sym(eigval, V, S))
-    throw error(std::string(who) + ": the eigen-decomposition failed");
+    throw error(error_kind::numerical, std::string(who) + ": the eigen-decomposition failed");
   n_negative = count_negative(eigval);
   dim_out = dim > 0 ? dim : std::max<arma::uword>(1, n_negative);
   arma::mat Vd = V.cols(0, dim_out - 1);
@@ -287,14 +285,13 @@ inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
 // map for a given d is unchanged while a direction is only kept by the
 // automatic choice of d if its eigenvalue is below -lambda.
 inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
-                          arma::uword dim = 0, double lambda = 0.0,
-                          const interrupt_fn& interrupt = no_interrupt) {
+                          arma::uword dim, double lambda, const context& ctx) {
   const arma::uword p = X.n_cols;
   if (X.n_rows != g.n) throw error("dne: data and graph sizes differ");
   if (dim > p) throw error("dne: dim exceeds the number of features");
   if (!(lambda >= 0.0)) throw error("dne: lambda must be non-negative");
   dne_result r;
-  r.S = dne_scatter(X, g, interrupt);
+  r.S = dne_scatter(X, g, ctx);
   arma::mat Sr = r.S;
   if (lambda > 0.0) Sr.diag() += lambda;
   const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", r.eigval,
@@ -311,11 +308,10 @@ struct kdne_result {
 };
 
 // KDNE on Gram matrix K (n x n) with graph g; dim = 0 as in dne_fit().
-// Throws a kmaha::error starting with "not positive definite" when
-// K + eps I has no reliable Cholesky factor.
+// Throws a kmaha::error of kind singular when K + eps I has no reliable
+// Cholesky factor.
 inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
-                            arma::uword dim = 0, double eps = 1e-8,
-                            const interrupt_fn& interrupt = no_interrupt) {
+                            arma::uword dim, double eps, const context& ctx) {
   const arma::uword n = K.n_rows;
   if (K.n_cols != n) throw error("kdne: Gram matrix not square");
   if (g.n != n) throw error("kdne: Gram matrix and graph sizes differ");
@@ -323,8 +319,8 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   if (!(eps >= 0.0)) throw error("kdne: eps must be non-negative");
   // K (D - W) K = K' (D - W) K, the scatter of the rows of K; K is
   // symmetric, so its columns are its rows and no transposed copy is needed.
-  const arma::mat M = detail::scatter_of_columns(K, g, interrupt);
-  check_interrupt(interrupt);
+  const arma::mat M = detail::scatter_of_columns(K, g, ctx);
+  check_interrupt(ctx.interrupt);
   arma::mat B = 0.5 * (K + K.t());
   B.diag() += eps;
   arma::mat R;
@@ -334,14 +330,16 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   const double piv_tol = 10.0 * n * std::numeric_limits<double>::epsilon() * dmax;
   if (!(dmax > 0.0) || !arma::chol(R, B) ||
       arma::min(arma::square(R.diag())) <= piv_tol) {
-    throw error("not positive definite");
+    throw error(error_kind::singular,
+                "kdne: K + eps I is not positive definite: the Gram matrix is "
+                "singular or nearly so");
   }
-  check_interrupt(interrupt);
+  check_interrupt(ctx.interrupt);
   // C = R^{-T} M R^{-1}
   const arma::mat T = arma::solve(arma::trimatl(R.t()), M);
   arma::mat C = arma::solve(arma::trimatl(R.t()), arma::mat(T.t()));
   C = 0.5 * (C + C.t());
-  check_interrupt(interrupt);
+  check_interrupt(ctx.interrupt);
   kdne_result r;
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.eigval,
                                                 r.n_negative, r.dim);

@@ -11,31 +11,25 @@
 // register-blocked micro-kernel computes one MR x NR tile of C from a pair of
 // panels.
 //
-// Instruction sets (the one switch, see ?nca "Instruction sets"): the micro-
-// kernel is written once, with GCC/clang vector extensions, and compiled for
-// the x86-64 baseline and, through a function-level target attribute, for
-// AVX2+FMA.  gemm() picks the AVX2+FMA kernel at run time when the CPU has
-// both (best_isa()); a caller may force the baseline.  Nothing else in the
-// package is compiled for AVX2, no compiler flag or macro of the compiler is
-// set by hand, and the AVX2 code has names of its own, so neither link order
-// nor link-time optimisation can mix the two.  Defining KMAHA_NO_AVX2 at
-// compile time leaves the AVX2 kernel out.  It is also left out on Windows
-// (GCC there does not align the stack for spilled AVX registers) and on
-// compilers without vector extensions.
+// Instruction sets (isa.hpp): the micro-kernel is written once, with
+// GCC/clang vector extensions, and compiled for the x86-64 baseline and,
+// through a function-level target attribute, for AVX2+FMA.  gemm() runs the
+// kernel of the instruction set its caller passes, which comes from the
+// call's context (context.hpp).  Nothing else in the package is compiled for
+// AVX2, no compiler flag or macro of the compiler is set by hand, and the
+// AVX2 code has names of its own, so neither link order nor link-time
+// optimisation can mix the two.  Every call is counted per instruction set
+// (gemm_calls()), so that tests can see which kernels a computation ran.
 #ifndef KMAHA_GEMM_HPP
 #define KMAHA_GEMM_HPP
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 #include "common.hpp"
-
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
-    !defined(_WIN32) && !defined(KMAHA_NO_AVX2)
-#define KMAHA_GEMM_AVX2 1
-#define KMAHA_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#endif
+#include "isa.hpp"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define KMAHA_GEMM_VECTOR 1
@@ -45,38 +39,6 @@
 #endif
 
 namespace kmaha {
-
-// Instruction sets the core's kernels are compiled for.
-enum class isa { baseline, avx2 };
-
-inline const char* isa_name(isa s) { return s == isa::avx2 ? "avx2" : "default"; }
-
-// Whether this build has AVX2+FMA kernels.
-inline bool avx2_compiled() {
-#ifdef KMAHA_GEMM_AVX2
-  return true;
-#else
-  return false;
-#endif
-}
-
-// Whether the running CPU (and OS) supports AVX2 and FMA.
-inline bool cpu_has_avx2_fma() {
-#ifdef KMAHA_GEMM_AVX2
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return ok;
-#else
-  return false;
-#endif
-}
-
-// The fastest instruction set usable here.
-inline isa best_isa() {
-  return avx2_compiled() && cpu_has_avx2_fma() ? isa::avx2 : isa::baseline;
-}
 
 // Read-only strided view: element (i, j) at p[i * rs + j * cs].
 struct cview {
@@ -284,9 +246,20 @@ inline void gemm_avx2(std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k,
 
 }  // namespace gemm_detail
 
+// The number of products gemm() has run so far in this process with each
+// instruction set (index 0: baseline, 1: AVX2+FMA); the counters may be
+// reset by the caller.  A diagnostic: tests read them to check that a
+// computation ran every product in the instruction set its context asked
+// for.
+inline std::atomic<unsigned long long>& gemm_calls(isa s) {
+  static std::atomic<unsigned long long> counts[2];
+  return counts[s == isa::avx2 ? 1 : 0];
+}
+
 // C (m x n; element (i, j) at C[i * rsc + j * csc]) = A B, or += A B when
 // `accumulate`; A is m x k, B is k x n.  `s` = isa::avx2 needs
-// cpu_has_avx2_fma() (callers pass best_isa() or isa::baseline).
+// cpu_has_avx2_fma() (the context's instruction set, checked when the
+// context is made).
 inline void gemm(isa s, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k,
                  const cview& A, const cview& B, double* C, std::ptrdiff_t rsc,
                  std::ptrdiff_t csc, bool accumulate, gemm_buffers& buf) {
@@ -305,6 +278,7 @@ inline void gemm(isa s, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k,
          accumulate, buf);
     return;
   }
+  gemm_calls(s).fetch_add(1, std::memory_order_relaxed);
 #ifdef KMAHA_GEMM_AVX2
   if (s == isa::avx2) {
     gemm_detail::gemm_avx2(m, n, k, A, B, C, rsc, csc, accumulate, buf);
@@ -318,8 +292,7 @@ inline void gemm(isa s, std::ptrdiff_t m, std::ptrdiff_t n, std::ptrdiff_t k,
 
 // Armadillo conveniences (column-major, no copies).
 // X L' for X (n x D) and L (d x D): the learned map applied to rows.
-inline arma::mat apply_map(const arma::mat& X, const arma::mat& L,
-                           isa s = best_isa()) {
+inline arma::mat apply_map(const arma::mat& X, const arma::mat& L, isa s) {
   if (X.n_cols != L.n_cols)
     throw error("apply_map: the map must have one column per column of X");
   arma::mat Z(X.n_rows, L.n_rows);

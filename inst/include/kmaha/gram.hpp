@@ -74,12 +74,13 @@ inline arma::uword gram_block_cols(arma::uword n_rows) {
 
 // The kernel values between every row of X (n x D) and the rows [q0, q1) of
 // Q, as the n x (q1 - q0) matrix `out`, single-threaded (callers run blocks
-// in parallel).  xx, qq: squared row norms of X and of all rows of Q.
+// in parallel), its product in instruction set s.  xx, qq: squared row norms
+// of X and of all rows of Q.
 inline void kernel_block(const std::vector<kernel_spec>& ks, const arma::vec& w,
                          const arma::mat& X, const arma::mat& Q, arma::uword q0,
                          arma::uword q1, const arma::vec& xx,
                          const arma::vec& qq, bool diag_zero, arma::mat& out,
-                         gemm_buffers& buf, isa s = best_isa()) {
+                         gemm_buffers& buf, isa s) {
   const arma::uword n = X.n_rows, b = q1 - q0, m = Q.n_rows;
   arma::mat P(n, b);
   gemm(s, static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(b),
@@ -91,11 +92,12 @@ inline void kernel_block(const std::vector<kernel_spec>& ks, const arma::vec& w,
 }
 
 // Rows [s, e) of X against all rows of Y (yy: their squared norms), as the
-// (e - s) x Y.n_rows block `out`; single-threaded.
+// (e - s) x Y.n_rows block `out`; single-threaded, its product in
+// instruction set `is`.
 inline void gram_rows(const std::vector<kernel_spec>& ks, const arma::vec& w,
                       const arma::mat& X, arma::uword s, arma::uword e,
                       const arma::mat& Y, const arma::vec& yy, arma::mat& out,
-                      isa is = best_isa()) {
+                      isa is) {
   const arma::vec xb = arma::sum(arma::square(X.rows(s, e - 1)), 1);
   const arma::uword m = Y.n_rows, b = e - s, n = X.n_rows;
   arma::mat P(m, b), Kt;
@@ -111,13 +113,11 @@ inline void gram_rows(const std::vector<kernel_spec>& ks, const arma::vec& w,
 
 // Non-negative combination sum_i w_i k_i between the rows of X (n x D) and
 // of Y (m x D; nullptr: within X, exactly symmetric), n x m.  Blocks of
-// columns run on `num_threads` threads; each entry is computed by one thread
+// columns run on the context's threads; each entry is computed by one thread
 // in a fixed order, so the result does not depend on the thread count.
 inline arma::mat gram_sum(const std::vector<kernel_spec>& ks,
                           const arma::vec& w, const arma::mat& X,
-                          const arma::mat* Y = nullptr,
-                          const interrupt_fn& interrupt = no_interrupt,
-                          int num_threads = 1, isa s = best_isa()) {
+                          const arma::mat* Y, const context& ctx) {
   if (ks.size() != w.n_elem) throw error("gram_sum: weights length mismatch");
   if (Y != nullptr && Y->n_cols != X.n_cols)
     throw error("gram_sum: X and Y differ in columns");
@@ -135,7 +135,7 @@ inline arma::mat gram_sum(const std::vector<kernel_spec>& ks,
         detail::kernel_from_products(ks, w, P, xx, yy.memptr() + q0, q0,
                                      Y == nullptr, D, out);
       },
-      interrupt, s, num_threads);
+      ctx);
   if (Y == nullptr) {  // exact symmetry: the upper triangle mirrors the lower
     for (arma::uword j = 1; j < n; ++j) {
       double* kj = K.colptr(j);

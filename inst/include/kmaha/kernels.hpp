@@ -1,9 +1,9 @@
-// kmaha core: kernel functions and Gram matrices.
+// kmaha core: kernel functions.
 //
 // The blocked, multi-threaded Gram matrices of kernel combinations are in
 // gram.hpp.  Every Gram matrix is built from one matrix product (either the inner
 // products X Y' or the squared distances derived from them), never from a
-// loop over pairs.
+// loop over pairs: apply_kernel() turns either into kernel values.
 #ifndef KMAHA_KERNELS_HPP
 #define KMAHA_KERNELS_HPP
 
@@ -51,18 +51,6 @@ inline arma::mat apply_kernel(const kernel_spec& k, const arma::mat& base,
     }
   }
   throw error("unknown kernel type");
-}
-
-// Gram matrix between the rows of X and Y (Y == nullptr: within X).
-inline arma::mat gram(const kernel_spec& k, const arma::mat& X,
-                      const arma::mat* Y = nullptr) {
-  const double D = static_cast<double>(X.n_cols);
-  if (Y != nullptr && Y->n_cols != X.n_cols)
-    throw error("gram: X and Y differ in columns");
-  if (uses_distance(k)) {
-    return apply_kernel(k, Y ? sq_dist(X, *Y) : sq_dist(X), D);
-  }
-  return apply_kernel(k, Y ? arma::mat(X * Y->t()) : arma::mat(X * X.t()), D);
 }
 
 }  // namespace kmaha

@@ -49,11 +49,8 @@ inline knn_result knn_vote(const arma::umat& idx, const arma::uvec& y,
 
 inline knn_result knn_classify(const arma::mat& X, const arma::uvec& y,
                                arma::uword p, const arma::mat& Q, arma::uword k,
-                               bool self = false,
-                               const interrupt_fn& interrupt = no_interrupt,
-                               isa s = best_isa(), int num_threads = 1) {
-  const arma::umat idx = knn_search(X, Q, k, self, nullptr, 512, interrupt, s,
-                                    num_threads);
+                               bool self, const context& ctx) {
+  const arma::umat idx = knn_search(X, Q, k, self, 512, ctx);
   return knn_vote(idx, y, p);
 }
 

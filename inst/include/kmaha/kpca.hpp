@@ -151,11 +151,12 @@ class centred_gram_op {
 inline void check_gram(const arma::mat& K) {
   if (K.n_rows != K.n_cols) throw error("kpca: the kernel matrix must be square");
   if (K.n_rows < 2) throw error("kpca: at least 2 points are needed");
-  if (!K.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  if (!K.is_finite())
+    throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
 }
 
 inline void zero_centred_error() {
-  throw error(
+  throw error(error_kind::degenerate,
       "the centred kernel matrix is zero: all points coincide in feature "
       "space, so there is no component to extract. Use a kernel that "
       "separates the points (e.g. a smaller RBF sigma) or check for "
@@ -163,7 +164,7 @@ inline void zero_centred_error() {
 }
 
 inline void zero_gram_error() {
-  throw error(
+  throw error(error_kind::degenerate,
       "the kernel matrix is zero: every kernel value is 0 (e.g. a linear or "
       "polynomial kernel without offset on all-zero data), so there is no "
       "component to extract");
@@ -202,7 +203,7 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
   dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
           &m, w.data(), Z.data(), &n, isuppz.data(), &work_q, &lwork, &iwork_q,
           &liwork, &info, 1, 1);
-  if (info != 0) throw error("kpca: the tridiagonal eigensolver failed");
+  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
   lwork = static_cast<arma::blas_int>(work_q);
   liwork = iwork_q;
   std::vector<double> work(static_cast<std::size_t>(lwork));
@@ -210,7 +211,7 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
   dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
           &m, w.data(), Z.data(), &n, isuppz.data(), work.data(), &lwork,
           iwork.data(), &liwork, &info, 1, 1);
-  if (info != 0) throw error("kpca: the tridiagonal eigensolver failed");
+  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
   w.conservativeResize(m);
   Z.conservativeResize(Eigen::NoChange, m);
 }
@@ -333,26 +334,23 @@ inline void kpca_solve(const arma::mat& K, arma::uword rank, double tol,
 //        the top `rank` (fewer if fewer are above the tolerance);
 //  method: full, truncated (needs rank > 0) or automatic (see
 //        kpca_use_truncated());
-//  num_threads: threads of Eigen's parallel products.
+//  ctx:  threads of Eigen's parallel products, the interrupt callback.
 // Throws kmaha::error for a zero kernel matrix or a zero centred matrix.
-inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank = 0,
-                            double tol = 1e-8,
-                            kpca_method method = kpca_method::automatic,
-                            const interrupt_fn& interrupt = no_interrupt,
-                            int num_threads = 1) {
+inline kpca_result kpca_fit(const arma::mat& K, arma::uword rank, double tol,
+                            kpca_method method, const context& ctx) {
   detail::check_gram(K);
   if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
   const arma::uword n = K.n_rows;
   if (rank > n) throw error("kpca: rank exceeds the number of points");
   const double kmax = detail::max_abs(K);
   if (kmax == 0.0) detail::zero_gram_error();
-  const thread_scope threads(num_threads);
+  const thread_scope threads(ctx.threads);
 
   kpca_result r;
   r.col_means = arma::mean(K, 0).t();
   r.grand_mean = arma::mean(r.col_means);
   r.trace = arma::sum(K.diag()) - static_cast<double>(n) * r.grand_mean;
-  detail::kpca_solve(K, rank, tol, method, kmax, r, interrupt);
+  detail::kpca_solve(K, rank, tol, method, kmax, r, ctx.interrupt);
   return r;
 }
 
@@ -384,7 +382,7 @@ inline arma::mat kpca_project(const arma::mat& Kx, const arma::mat& projection,
 
 // Coordinates of the rows of newdata (m x D) under the KPCA of the training
 // rows X (n x D) with kernel sum_i w_i k_i: kernel rows are built and
-// projected in blocks of new rows on num_threads threads, so memory is
+// projected in blocks of new rows on the context's threads, so memory is
 // O(block * n) per thread, never m x n.
 inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
                                      const arma::vec& w,
@@ -392,9 +390,7 @@ inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
                                      const arma::mat& X,
                                      const arma::mat& projection,
                                      const arma::vec& col_means,
-                                     double grand_mean,
-                                     const interrupt_fn& interrupt = no_interrupt,
-                                     int num_threads = 1) {
+                                     double grand_mean, const context& ctx) {
   if (newdata.n_cols != X.n_cols)
     throw error("kpca_project: new points and training points differ in columns");
   const arma::uword n = X.n_rows;
@@ -403,12 +399,12 @@ inline arma::mat kpca_project_kernel(const std::vector<kernel_spec>& ks,
   const double target = 1048576.0 / static_cast<double>(std::max<arma::uword>(n, 1));
   const row_blocks blocks(newdata.n_rows, static_cast<arma::uword>(
                                               std::max(8.0, std::min(256.0, target))));
-  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+  parallel_for(blocks.count(), ctx, [&](std::size_t b, std::size_t) {
     const arma::uword s = blocks.start(b), e = blocks.end(b);
     arma::mat Kx;
-    gram_rows(ks, w, newdata, s, e, X, xx, Kx);
+    gram_rows(ks, w, newdata, s, e, X, xx, Kx, ctx.kernels);
     Z.rows(s, e - 1) = kpca_project(Kx, projection, col_means, grand_mean);
-  }, interrupt);
+  });
   return Z;
 }
 

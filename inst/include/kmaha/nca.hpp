@@ -30,10 +30,12 @@
 // which makes every "same class" set a contiguous column range.
 //
 // Every product goes through kmaha::gemm (gemm.hpp) on Armadillo memory, and
-// the product kernels and the softmax row run in the instruction set chosen
-// by the caller (isa::avx2 or isa::baseline).  Row blocks are shared among
-// OpenMP threads; the interrupt callback is polled between chunks of blocks,
-// on the calling thread only, outside parallel regions (common.hpp).
+// the product kernels and the softmax row run in the instruction set of the
+// caller's context (isa::avx2 or isa::baseline).  Row blocks are dealt to
+// accumulators shared by the context's threads (dealt_for() of parallel.hpp,
+// the one parallel policy); its interrupt callback is polled between waves
+// of blocks, on the calling thread only, outside parallel regions
+// (common.hpp).
 #ifndef KMAHA_NCA_HPP
 #define KMAHA_NCA_HPP
 
@@ -41,27 +43,18 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <vector>
 #include "common.hpp"
+#include "context.hpp"
 #include "distances.hpp"
 #include "gemm.hpp"
 #include "parallel.hpp"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace kmaha {
 
 namespace nca_detail {
-
-inline int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 // ---------------------------------------------------------------------------
 // One row of the softmax, fused: squared distances from the inner products,
@@ -285,14 +278,13 @@ class nca_objective {
   // X: n x D, one observation per row.  y: 0-based class labels.
   // lambda >= 0; reg: nullptr for lambda ||A||_F^2, else a symmetric D x D
   // matrix R for lambda trace(A R A') (the object keeps a pointer: R must
-  // outlive it).  block = 0 picks the row block size automatically.  s: the
-  // instruction set of the kernels (isa::avx2 needs cpu_has_avx2_fma()).
-  nca_objective(const arma::mat& X, const arma::uvec& y, double lambda = 0.0,
-                const arma::mat* reg = nullptr, int num_threads = 1,
-                arma::uword block = 0, interrupt_fn interrupt = no_interrupt,
-                isa s = best_isa())
-      : lambda_(lambda), reg_(reg), nt_(usable_threads(num_threads)), isa_(s),
-        interrupt_(std::move(interrupt)) {
+  // outlive it).  block = 0 picks the row block size automatically.  ctx:
+  // threads, instruction set of the kernels (isa::avx2 needs
+  // cpu_has_avx2_fma()) and interrupt callback; the object keeps a copy.
+  nca_objective(const arma::mat& X, const arma::uvec& y, double lambda,
+                const arma::mat* reg, arma::uword block, const context& ctx)
+      : lambda_(lambda), reg_(reg), nt_(usable_threads(ctx.threads)),
+        isa_(ctx.kernels), ctx_(ctx) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("nca: at least two observations are needed");
     if (y.n_elem != n) throw error("nca: labels and rows differ in length");
@@ -301,7 +293,7 @@ class nca_objective {
       throw error("nca: lambda must be finite and non-negative");
     if (reg != nullptr && (reg->n_rows != X.n_cols || reg->n_cols != X.n_cols))
       throw error("nca: the regularisation matrix must be D x D");
-    if (s == isa::avx2 && !cpu_has_avx2_fma())
+    if (isa_ == isa::avx2 && !cpu_has_avx2_fma())
       throw error("nca: the AVX2+FMA kernels are not available here");
     // Stable sort by class: same-class columns become contiguous ranges.
     order_ = arma::stable_sort_index(y);
@@ -377,7 +369,7 @@ class nca_objective {
             if (best > tiny && std::isfinite(best)) nn.push_back(best);
           }
         },
-        interrupt_, isa_);
+        ctx_.with_threads(1));
     if (nn.empty()) return 1.0;
     std::nth_element(nn.begin(), nn.begin() + nn.size() / 2, nn.end());
     const double med = nn[nn.size() / 2];  // of the distances of Z / c
@@ -430,69 +422,65 @@ class nca_objective {
     const double* nz = w.nz.memptr();
     if (want_grad) w.WZ.set_size(n, d);
     double* WZ = w.WZ.memptr();
-    if (static_cast<int>(w.per_thread.size()) < nt) w.per_thread.resize(nt);
-    for (thread_space& ts : w.per_thread) ts.used = false;
-    // Blocks are handed out in chunks of about chunk_flops of work; the
-    // interrupt callback is polled between chunks.
+    // The blocks are dealt to accumulators (slots) in a fixed order
+    // (dealt_for() of parallel.hpp), so the sums depend on the thread count
+    // only and a run is reproducible: one slot on one thread (the plain sums
+    // in block order), four per thread otherwise, which the threads take up
+    // as they come free.
+    const std::size_t slots = nt <= 1 ? 1 : std::min<std::size_t>(
+        4 * static_cast<std::size_t>(nt), static_cast<std::size_t>(nblocks));
+    if (w.sums.size() < slots) w.sums.resize(slots);
+    for (slot_sums& ts : w.sums) ts.used = false;
+    per_thread<block_scratch>& scratch = w.scratch(nt);
+    // Blocks are handed out in waves of about chunk_flops of work; the
+    // interrupt callback is polled between waves.
     const double block_flops = flops / static_cast<double>(nblocks);
     const std::ptrdiff_t chunk = std::max<std::ptrdiff_t>(
-        nt, static_cast<std::ptrdiff_t>(chunk_flops / std::max(block_flops, 1.0)));
-
-    for (std::ptrdiff_t c0 = 0; c0 < nblocks; c0 += chunk) {
-      const std::ptrdiff_t c1 = std::min(nblocks, c0 + chunk);
-      parallel_errors errs;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) if (nt > 1)
-#endif
-      {
-        thread_space& ts = w.per_thread[nca_detail::thread_id()];
-        errs.run([&] {
-          if (ts.used) return;
-          ts.used = true;
-          ts.f = 0.0;
-          ts.T.resize(static_cast<std::size_t>(b * N));
-          if (want_grad) {
-            ts.acc.zeros(n, d);
-            ts.col.zeros(n);
+        static_cast<std::ptrdiff_t>(slots),
+        static_cast<std::ptrdiff_t>(chunk_flops / std::max(block_flops, 1.0)));
+    dealt_for(
+        static_cast<std::size_t>(nblocks), slots, ctx_.with_threads(nt),
+        [&](std::size_t task, std::size_t slot) {
+          slot_sums& ts = w.sums[slot];
+          block_scratch& bs = scratch.local();
+          if (!ts.used) {
+            ts.used = true;
+            ts.f = 0.0;
+            if (want_grad) {
+              ts.acc.zeros(n, d);
+              ts.col.zeros(n);
+            }
           }
-        });
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (std::ptrdiff_t blk = c0; blk < c1; ++blk) {
-          errs.run([&] {
-            const std::ptrdiff_t i0 = blk * b, len = std::min(b, N - i0);
-            double* T = ts.T.data();
-            // T = Z_I Z' (len x n, row-major).
-            gemm(isa_, len, N, dd, cview{Zt + i0 * dd, dd, 1}, cview{Z, N, 1},
-                 T, N, 1, false, ts.buf);
-            double fsum = 0.0;
-            for (std::ptrdiff_t r = 0; r < len; ++r) {
-              const std::size_t i = static_cast<std::size_t>(i0 + r);
-              fsum += nca_detail::softmax_row(isa_, T + r * N, nz, n, i,
-                                              start_[i], end_[i], want_grad, c);
-            }
-            ts.f -= fsum;
-            if (!want_grad) return;
-            // Rows I of W Z, and W_I' Z_I accumulated; T now holds W_I.
-            gemm(isa_, len, dd, N, cview{T, N, 1}, cview{Zt, dd, 1}, WZ + i0, 1,
-                 N, false, ts.buf);
-            gemm(isa_, N, dd, len, cview{T, 1, N}, cview{Zt + i0 * dd, dd, 1},
-                 ts.acc.memptr(), 1, N, true, ts.buf);
-            double* col = ts.col.memptr();
-            for (std::ptrdiff_t r = 0; r < len; ++r) {
-              const double* tr = T + r * N;
-              for (std::ptrdiff_t j = 0; j < N; ++j) col[j] += tr[j];
-            }
-          });
-        }
-      }
-      errs.rethrow();
-      check_interrupt(interrupt_);
-    }
+          bs.T.resize(static_cast<std::size_t>(b * N));
+          const std::ptrdiff_t i0 = static_cast<std::ptrdiff_t>(task) * b;
+          const std::ptrdiff_t len = std::min(b, N - i0);
+          double* T = bs.T.data();
+          // T = Z_I Z' (len x n, row-major).
+          gemm(isa_, len, N, dd, cview{Zt + i0 * dd, dd, 1}, cview{Z, N, 1}, T, N, 1,
+               false, bs.buf);
+          double fsum = 0.0;
+          for (std::ptrdiff_t r = 0; r < len; ++r) {
+            const std::size_t i = static_cast<std::size_t>(i0 + r);
+            fsum += nca_detail::softmax_row(isa_, T + r * N, nz, n, i, start_[i],
+                                            end_[i], want_grad, c);
+          }
+          ts.f -= fsum;
+          if (!want_grad) return;
+          // Rows I of W Z, and W_I' Z_I accumulated; T now holds W_I.
+          gemm(isa_, len, dd, N, cview{T, N, 1}, cview{Zt, dd, 1}, WZ + i0, 1, N,
+               false, bs.buf);
+          gemm(isa_, N, dd, len, cview{T, 1, N}, cview{Zt + i0 * dd, dd, 1},
+               ts.acc.memptr(), 1, N, true, bs.buf);
+          double* col = ts.col.memptr();
+          for (std::ptrdiff_t r = 0; r < len; ++r) {
+            const double* tr = T + r * N;
+            for (std::ptrdiff_t j = 0; j < N; ++j) col[j] += tr[j];
+          }
+        },
+        static_cast<std::size_t>(chunk));
 
     double f = 0.0;
-    for (const thread_space& ts : w.per_thread)
+    for (const slot_sums& ts : w.sums)
       if (ts.used) f += ts.f;
     // The regulariser: lambda ||A||_F^2, or lambda tr(A R A') with A R
     // through the same product kernels (R is n x n for kernel-trick NCA).
@@ -511,8 +499,8 @@ class nca_objective {
     if (!want_grad) return f;
 
     arma::vec colsum(n, arma::fill::zeros);
-    for (const thread_space& ts : w.per_thread) {
-      if (!ts.used) continue;  // a thread that got no block
+    for (const slot_sums& ts : w.sums) {
+      if (!ts.used) continue;  // a slot that got no block
       w.WZ += ts.acc;
       colsum += ts.col;
     }
@@ -539,31 +527,43 @@ class nca_objective {
   const arma::mat* reg_;
   int nt_;
   isa isa_;
-  interrupt_fn interrupt_;
+  context ctx_;
   arma::uvec order_;
   arma::mat Xs_;
   arma::uvec start_, end_;
   arma::uword block_ = 64;
   // Scratch memory of evaluate(), kept between calls.  One object must
-  // therefore not be evaluated from several threads at once.
-  struct thread_space {
-    std::vector<double> T;  // b x n block, row-major
+  // therefore not be evaluated from several threads at once.  One
+  // slot_sums per slot of dealt_for(), one block_scratch per thread.
+  struct slot_sums {
     arma::mat acc;          // n x d: sum of W_I' Z_I
     arma::vec col;          // n: column sums of W
-    gemm_buffers buf;
     double f = 0.0;
     bool used = false;
+  };
+  struct block_scratch {
+    std::vector<double> T;  // b x n block, row-major
+    gemm_buffers buf;
   };
   struct workspace {
     arma::mat Z, Zt, WZ, AR;
     arma::vec nz;
     gemm_buffers buf;
-    std::vector<thread_space> per_thread;
+    std::vector<slot_sums> sums;
+    std::unique_ptr<per_thread<block_scratch>> blocks;
+    int block_threads = 0;
+    per_thread<block_scratch>& scratch(int nt) {
+      if (!blocks || block_threads != nt) {
+        blocks.reset(new per_thread<block_scratch>(nt));
+        block_threads = nt;
+      }
+      return *blocks;
+    }
   };
   mutable workspace ws_;
 
  public:
-  // Below this many flops per evaluation one thread is used; chunks of about
+  // Below this many flops per evaluation one thread is used; waves of about
   // chunk_flops separate the interrupt polls.
   double min_parallel_flops = 2.0e7;
   double chunk_flops = 2.0e8;

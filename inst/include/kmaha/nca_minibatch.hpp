@@ -26,8 +26,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <memory>
 #include <string>
 #include "common.hpp"
 #include "nca.hpp"
@@ -47,19 +45,15 @@ struct nca_minibatch_result {
   std::string isa;       // instruction set of the objective's compiled copy
 };
 
-// Builds the NCA objective (without penalty) of a batch of rows.
-using nca_batch_factory =
-    std::function<std::unique_ptr<nca_objective>(const arma::mat&, const arma::uvec&)>;
-
 // X: n x D rows, y: 0-based labels, A0: d x D start, batches: b x steps
-// 0-based row indices (one column per step).
+// 0-based row indices (one column per step).  Each batch's objective (without
+// penalty) runs on the context's threads and instruction set.
 inline nca_minibatch_result nca_minibatch(const arma::mat& X,
                                           const arma::uvec& y,
                                           const arma::mat& A0,
                                           const arma::umat& batches,
                                           const nca_minibatch_options& o,
-                                          const nca_batch_factory& make,
-                                          const interrupt_fn& interrupt = no_interrupt) {
+                                          const context& ctx) {
   const arma::uword n = X.n_rows, b = batches.n_rows, steps = batches.n_cols;
   if (y.n_elem != n) throw error("nca: labels and rows differ in length");
   if (A0.n_cols != X.n_cols) throw error("nca: the map must have one column per feature");
@@ -84,9 +78,9 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
     const arma::uvec rows = batches.col(t);
     Xb = X.rows(rows);
     yb = y.elem(rows);
-    const std::unique_ptr<nca_objective> f = make(Xb, yb);
-    if (t == 0) r.isa = f->isa_name();
-    const double fb = f->evaluate(r.A, &g);
+    const nca_objective f(Xb, yb, 0.0, nullptr, 0, ctx);
+    if (t == 0) r.isa = f.isa_name();
+    const double fb = f.evaluate(r.A, &g);
     g *= scale;
     double pen = 0.0;
     if (o.lambda > 0.0) {
@@ -111,8 +105,8 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
       p2[k] = o.beta2 * p2[k] + (1.0 - o.beta2) * pg[k] * pg[k];
       a[k] -= lr * (p1[k] * c1) / (std::sqrt(p2[k] * c2) + o.eps);
     }
-    if (!r.A.is_finite()) throw error("nca: the mini-batch steps diverged");
-    check_interrupt(interrupt);
+    if (!r.A.is_finite()) throw error(error_kind::numerical, "nca: the mini-batch steps diverged");
+    check_interrupt(ctx.interrupt);
   }
   const arma::uword last = std::min<arma::uword>(50, steps);
   r.objective = arma::mean(r.trace.tail(last));

@@ -42,21 +42,17 @@ struct search_scratch {
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
 // If `self` is true, Q is X itself and each point is excluded from its own
-// neighbour list.  Returns an m x k matrix of 0-based indices, and optionally
-// the matching squared distances.  Blocks of queries run on num_threads
+// neighbour list.  Returns an m x k matrix of 0-based indices.  Blocks of
+// `block` queries run on the context's
 // threads; each query is handled by one thread, so the result does not
 // depend on the thread count.
 inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
-                             arma::uword k, bool self,
-                             arma::mat* dist_out = nullptr,
-                             arma::uword block = 512,
-                             const interrupt_fn& interrupt = no_interrupt,
-                             isa s = best_isa(), int num_threads = 1) {
+                             arma::uword k, bool self, arma::uword block,
+                             const context& ctx) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
   arma::umat idx(m, k);
-  if (dist_out) dist_out->set_size(m, k);
-  per_thread<detail::search_scratch> work(num_threads);
+  per_thread<detail::search_scratch> work(ctx.threads);
   for_each_distance_block(
       X, self ? X : Q, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
@@ -69,28 +65,24 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
           detail::k_smallest(d, n, k,
                              [&](arma::uword j) { return !self || j != qi; },
                              scratch, row.data());
-          for (arma::uword t = 0; t < k; ++t) {
-            idx(qi, t) = row[t];
-            if (dist_out) (*dist_out)(qi, t) = d[row[t]];
-          }
+          for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
         }
       },
-      interrupt, s, num_threads);
+      ctx);
   return idx;
 }
 
 // For each point, its k nearest points of the same class (same = true) or of
 // any other class (same = false), excluding itself.  Classes too small to
 // supply k neighbours leave trailing no_neighbor entries.  Returns n x k.
+// Blocks of `block` queries run on the context's threads.
 inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
-                                  arma::uword k, bool same,
-                                  arma::uword block = 512,
-                                  const interrupt_fn& interrupt = no_interrupt,
-                                  isa s = best_isa(), int num_threads = 1) {
+                                  arma::uword k, bool same, arma::uword block,
+                                  const context& ctx) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
   arma::umat idx(n, k);
-  per_thread<detail::search_scratch> work(num_threads);
+  per_thread<detail::search_scratch> work(ctx.threads);
   for_each_distance_block(
       X, X, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
@@ -108,7 +100,7 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
           for (arma::uword t = 0; t < k; ++t) idx(qi, t) = row[t];
         }
       },
-      interrupt, s, num_threads);
+      ctx);
   return idx;
 }
 

@@ -22,7 +22,7 @@
 // The n x m matrix of kernel rows is never stored: the training rows are
 // processed in blocks, in three passes (mu; the m x m scatter; the
 // coordinates), each recomputing the block's kernel rows, which costs
-// O(b m D) against the O(b m^2) of the scatter.  Blocks run on num_threads
+// O(b m D) against the O(b m^2) of the scatter.  Blocks run on the context's
 // threads; the scatter is summed in block order (ordered_reduce), so the
 // result does not depend on the thread count.
 //
@@ -74,26 +74,25 @@ inline arma::uword nystrom_block(arma::uword m) {
 // Coordinates are computed afterwards by nystrom_project() on X.
 inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
                                   const arma::vec& w, const arma::mat& X,
-                                  const arma::mat& Z, arma::uword rank = 0,
-                                  double tol = 1e-8,
-                                  kpca_method method = kpca_method::automatic,
-                                  const interrupt_fn& interrupt = no_interrupt,
-                                  int num_threads = 1) {
+                                  const arma::mat& Z, arma::uword rank,
+                                  double tol, kpca_method method,
+                                  const context& ctx) {
   const arma::uword n = X.n_rows, m = Z.n_rows;
   if (Z.n_cols != X.n_cols)
     throw error("nystrom: landmarks and points differ in columns");
   if (n < 2) throw error("kpca: at least 2 points are needed");
   if (m < 1) throw error("nystrom: at least one landmark is needed");
   if (!(tol > 0.0 && tol < 1.0)) throw error("kpca: tol must lie in (0, 1)");
-  const thread_scope threads(num_threads);
+  const thread_scope threads(ctx.threads);
 
   // 1. The landmark Gram matrix and its inverse square root T (m x q).
-  const arma::mat W = gram_sum(ks, w, Z, nullptr, interrupt, num_threads);
-  if (!W.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  const arma::mat W = gram_sum(ks, w, Z, nullptr, ctx);
+  if (!W.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
   arma::vec s;
   arma::mat U;
   if (!arma::eig_sym(s, U, W))
-    throw error("nystrom: the eigen-decomposition of the landmark Gram matrix failed");
+    throw error(error_kind::numerical,
+                "nystrom: the eigen-decomposition of the landmark Gram matrix failed");
   const double smax = s.n_elem ? s.max() : 0.0;
   if (!(smax > 0.0)) detail::zero_gram_error();
   const arma::uvec keep = arma::find(s > tol * smax);
@@ -101,7 +100,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
   r.landmark_rank = keep.n_elem;
   arma::mat T = U.cols(keep);
   T.each_row() /= arma::sqrt(s.elem(keep)).t();
-  check_interrupt(interrupt);
+  check_interrupt(ctx.interrupt);
 
   // 2. Mean kernel row mu (pass 1) and the centred scatter of the kernel
   //    rows (pass 2), block by block.
@@ -109,28 +108,28 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
   const row_blocks blocks(n, detail::nystrom_block(m));
   arma::vec mu(m, arma::fill::zeros);
   ordered_reduce<arma::vec>(
-      blocks.count(), num_threads, [&]() { return arma::vec(); },
+      blocks.count(), ctx, [&]() { return arma::vec(); },
       [&](std::size_t b, arma::vec& part) {
         arma::mat C;
-        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
+        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C, ctx.kernels);
         part = arma::sum(C, 0).t();
       },
-      [&](arma::vec& part) { mu += part; }, interrupt);
+      [&](arma::vec& part) { mu += part; });
   mu /= static_cast<double>(n);
-  if (!mu.is_finite()) throw error("kpca: the kernel matrix has non-finite entries");
+  if (!mu.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
 
   Eigen::MatrixXd G = Eigen::MatrixXd::Zero(m, m);
   ordered_reduce<Eigen::MatrixXd>(
-      blocks.count(), num_threads, [&]() { return Eigen::MatrixXd(); },
+      blocks.count(), ctx, [&]() { return Eigen::MatrixXd(); },
       [&](std::size_t b, Eigen::MatrixXd& part) {
         arma::mat C;
-        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C);
+        gram_rows(ks, w, X, blocks.start(b), blocks.end(b), Z, zz, C, ctx.kernels);
         C.each_row() -= mu.t();
         const Eigen::Map<const Eigen::MatrixXd> Ce(C.memptr(), C.n_rows, C.n_cols);
         part.setZero(m, m);
         part.selfadjointView<Eigen::Lower>().rankUpdate(Ce.transpose());
       },
-      [&](Eigen::MatrixXd& part) { G += part; }, interrupt);
+      [&](Eigen::MatrixXd& part) { G += part; });
   G.triangularView<Eigen::StrictlyUpper>() = G.transpose();
 
   // 3. M = T' G T (q x q) and its leading eigenpairs.
@@ -143,7 +142,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
     Me.noalias() = Te.transpose() * GT;
   }
   M = 0.5 * (M + M.t());
-  check_interrupt(interrupt);
+  check_interrupt(ctx.interrupt);
   if (rank > q) rank = q;
   const double mmax = detail::max_abs(M);
   if (!(mmax > 0.0)) detail::zero_centred_error();
@@ -155,7 +154,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
     e.projection = arma::mat{1.0 / std::sqrt(M(0, 0))};
     e.method = "full";
   } else {
-    detail::kpca_solve(M, rank, tol, method, mmax, e, interrupt);
+    detail::kpca_solve(M, rank, tol, method, mmax, e, ctx.interrupt);
   }
 
   // V = projection * diag(lambda)^{1/2}; P = T V.
@@ -177,13 +176,12 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
 
 // Coordinates of the rows of X (n x D) under a Nystrom KPCA with landmarks
 // Z: (c(x) - col_means)' projection, written into out (n x r, which may
-// alias memory owned by the caller), in blocks on num_threads threads.
+// alias memory owned by the caller), in blocks on the context's threads.
 inline void nystrom_project(const std::vector<kernel_spec>& ks,
                             const arma::vec& w, const arma::mat& X,
                             const arma::mat& Z, const arma::mat& projection,
                             const arma::vec& col_means, arma::mat& out,
-                            const interrupt_fn& interrupt = no_interrupt,
-                            int num_threads = 1) {
+                            const context& ctx) {
   const arma::uword n = X.n_rows, m = Z.n_rows;
   if (Z.n_cols != X.n_cols)
     throw error("nystrom: new points and landmarks differ in columns");
@@ -194,16 +192,16 @@ inline void nystrom_project(const std::vector<kernel_spec>& ks,
   const arma::vec zz = arma::sum(arma::square(Z), 1);
   const row_blocks blocks(n, detail::nystrom_block(m));
   const Eigen::Map<const Eigen::MatrixXd> Pe(projection.memptr(), m, projection.n_cols);
-  parallel_for(blocks.count(), num_threads, [&](std::size_t b, std::size_t) {
+  parallel_for(blocks.count(), ctx, [&](std::size_t b, std::size_t) {
     const arma::uword s = blocks.start(b), e = blocks.end(b);
     arma::mat C;
-    gram_rows(ks, w, X, s, e, Z, zz, C);
+    gram_rows(ks, w, X, s, e, Z, zz, C, ctx.kernels);
     C.each_row() -= col_means.t();
     const Eigen::Map<const Eigen::MatrixXd> Ce(C.memptr(), C.n_rows, C.n_cols);
     const Eigen::MatrixXd Zb = Ce * Pe;
     for (arma::uword j = 0; j < out.n_cols; ++j)
       for (arma::uword i = 0; i < e - s; ++i) out(s + i, j) = Zb(i, j);
-  }, interrupt);
+  });
 }
 
 // Kernel k-means++ seeding: m distinct row indices of X (0-based).  u holds
@@ -216,7 +214,7 @@ inline void nystrom_project(const std::vector<kernel_spec>& ks,
 inline arma::uvec kmeanspp_landmarks(const std::vector<kernel_spec>& ks,
                                      const arma::vec& w, const arma::mat& X,
                                      arma::uword m, const arma::vec& u,
-                                     const interrupt_fn& interrupt = no_interrupt) {
+                                     const context& ctx) {
   const arma::uword n = X.n_rows;
   if (m < 1 || m > n) throw error("kmeans++: the number of landmarks must lie in 1..n");
   if (u.n_elem < m) throw error("kmeans++: one uniform number per landmark is needed");
@@ -258,13 +256,13 @@ inline arma::uvec kmeanspp_landmarks(const std::vector<kernel_spec>& ks,
     }
     idx[t] = c;
     chosen[c] = 1;
-    kernel_block(ks, w, X, X, c, c + 1, xx, xx, true, kc, buf);
+    kernel_block(ks, w, X, X, c, c + 1, xx, xx, true, kc, buf, ctx.kernels);
     for (arma::uword i = 0; i < n; ++i) {
       const double d = std::max(0.0, kd[i] + kd[c] - 2.0 * kc[i]);
       if (d < dmin[i]) dmin[i] = d;
     }
     dmin[c] = 0.0;
-    if ((t & 15u) == 15u) check_interrupt(interrupt);
+    if ((t & 15u) == 15u) check_interrupt(ctx.interrupt);
   }
   return idx;
 }

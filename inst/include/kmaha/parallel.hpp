@@ -1,9 +1,10 @@
 // kmaha core: thread control and exception-safe parallel loops.
 //
-// Every heavy loop of the core takes its thread count as a plain int (the R
-// glue resolves the package setting: argument, option kmaha.num_threads,
-// environment variable KMAHA_NUM_THREADS, default 2).  The helpers here give
-// all of them one policy:
+// Every threaded loop of the core goes through the helpers here, which take
+// the thread count and the interrupt callback from the call's context
+// (context.hpp; R resolves the count once per user call: argument, option
+// kmaha.num_threads, environment variable KMAHA_NUM_THREADS, default 2).
+// They give all loops one policy:
 //  * work is cut into tasks (blocks of rows) that are independent of the
 //    thread count, so every output entry is computed by one thread in a fixed
 //    order and results do not depend on how many threads ran;
@@ -24,6 +25,7 @@
 #include <exception>
 #include <vector>
 #include "common.hpp"
+#include "context.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -109,48 +111,91 @@ inline void run_wave(std::size_t t0, std::size_t t1, int nt, Body& body) {
 
 }  // namespace detail
 
-// body(task, slot) for task = 0 .. n_tasks - 1 on up to num_threads threads
+// body(task, slot) for task = 0 .. n_tasks - 1 on up to ctx.threads threads
 // (dynamic schedule).  Tasks run in waves of `wave` tasks (0: 2 per
-// thread); `interrupt` is polled on the calling thread after each wave.
+// thread); ctx.interrupt is polled on the calling thread after each wave.
 // slot = task mod wave indexes per-wave scratch when a caller needs it.
 template <class Body>
-inline void parallel_for(std::size_t n_tasks, int num_threads, Body body,
-                         const interrupt_fn& interrupt = no_interrupt,
+inline void parallel_for(std::size_t n_tasks, const context& ctx, Body body,
                          std::size_t wave = 0) {
   const int nt = static_cast<int>(std::min<std::size_t>(
-      static_cast<std::size_t>(usable_threads(num_threads)),
+      static_cast<std::size_t>(usable_threads(ctx.threads)),
       std::max<std::size_t>(n_tasks, 1)));
   if (wave == 0) wave = 2 * static_cast<std::size_t>(nt);
   // Inside the parallel region Eigen's and Armadillo's own parallel code
-  // runs serially; a wave run on the calling thread may use num_threads.
-  const thread_scope scope(num_threads);
+  // runs serially; a wave run on the calling thread may use ctx.threads.
+  const thread_scope scope(ctx.threads);
   for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, nt, body);
-    check_interrupt(interrupt);
+    check_interrupt(ctx.interrupt);
   }
 }
 
 // A reduction whose result does not depend on the thread count: tasks run in
-// waves of num_threads, compute(task, buf) fills buffer buf (one per task of
+// waves of ctx.threads, compute(task, buf) fills buffer buf (one per task of
 // the wave), and merge(buf) is then called on the calling thread for the
 // wave's tasks in task order.  `make` creates a buffer.
 template <class Buffer, class Make, class Compute, class Merge>
-inline void ordered_reduce(std::size_t n_tasks, int num_threads, Make make,
-                           Compute compute, Merge merge,
-                           const interrupt_fn& interrupt = no_interrupt) {
-  const std::size_t nt = static_cast<std::size_t>(usable_threads(num_threads));
+inline void ordered_reduce(std::size_t n_tasks, const context& ctx, Make make,
+                           Compute compute, Merge merge) {
+  const std::size_t nt = static_cast<std::size_t>(usable_threads(ctx.threads));
   const std::size_t wave = std::min<std::size_t>(nt, std::max<std::size_t>(n_tasks, 1));
   std::vector<Buffer> bufs;
   bufs.reserve(wave);
   for (std::size_t i = 0; i < wave; ++i) bufs.push_back(make());
   auto body = [&](std::size_t task, std::size_t slot) { compute(task, bufs[slot]); };
-  const thread_scope scope(num_threads);
+  const thread_scope scope(ctx.threads);
   for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
     const std::size_t t1 = std::min(n_tasks, t0 + wave);
     detail::run_wave(t0, t1, static_cast<int>(wave), body);
     for (std::size_t t = t0; t < t1; ++t) merge(bufs[t - t0]);
-    check_interrupt(interrupt);
+    check_interrupt(ctx.interrupt);
+  }
+}
+
+// Tasks dealt to `slots` accumulators, for reductions that sum into one
+// buffer per slot and combine the slots in slot order afterwards: slot s
+// runs tasks s, s + S, s + 2S, ... (S = slots) in that order, on one thread
+// at a time, so body(task, slot) may accumulate into the slot's buffer
+// without synchronisation (scratch that is not accumulated may be per
+// thread, per_thread<T>).  The slots are handed to up to ctx.threads threads
+// as they come free (dynamic schedule: more slots than threads balance the
+// load on a busy machine).  The sums then depend on the number of slots
+// only, never on the scheduling, so a run is reproducible; with one slot
+// they are the plain sums in task order.  (ordered_reduce() gives results
+// independent of the thread count too, but merges every task on the calling
+// thread.)  Tasks run in waves of `wave` tasks (0: 2 per slot); ctx.interrupt
+// is polled on the calling thread after each wave.
+template <class Body>
+inline void dealt_for(std::size_t n_tasks, std::size_t slots, const context& ctx,
+                      Body body, std::size_t wave = 0) {
+  if (slots == 0) slots = 1;
+  if (wave == 0) wave = 2 * slots;
+  const int nt = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(usable_threads(ctx.threads)), slots));
+  const thread_scope scope(ctx.threads);
+  for (std::size_t t0 = 0; t0 < n_tasks; t0 += wave) {
+    const std::size_t t1 = std::min(n_tasks, t0 + wave);
+    // Slot s's first task in the wave: the least t >= t0 with t = s mod S.
+    auto run_slot = [&](std::size_t s) {
+      for (std::size_t t = t0 + (s + slots - t0 % slots) % slots; t < t1; t += slots)
+        body(t, s);
+    };
+    if (nt <= 1) {
+      for (std::size_t s = 0; s < slots; ++s) run_slot(s);
+    } else {
+      parallel_errors errs;
+      const std::ptrdiff_t ns = static_cast<std::ptrdiff_t>(slots);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+      for (std::ptrdiff_t s = 0; s < ns; ++s) {
+        errs.run([&] { run_slot(static_cast<std::size_t>(s)); });
+      }
+      errs.rethrow();
+    }
+    check_interrupt(ctx.interrupt);
   }
 }
 

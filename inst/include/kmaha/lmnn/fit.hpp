@@ -77,7 +77,7 @@ inline void regulariser_whitening(const arma::mat& X, const arma::uvec& y,
   H = 0.5 * (H + H.t());
   arma::vec s;
   arma::mat V;
-  if (!arma::eig_sym(s, V, H)) throw error("lmnn: eigendecomposition failed");
+  if (!arma::eig_sym(s, V, H)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
   const double top = s.max();
   if (!(top > 0.0)) throw error("lmnn: the regulariser R and the pull term are both zero");
   const arma::uvec keep = arma::find(s > 1e-12 * top);
@@ -100,7 +100,7 @@ inline result fit_regularised(const arma::mat& X, const arma::uvec& y,
   arma::mat W, Winv;
   regulariser_whitening(X, y, targets, o.mu, o.lambda, R, W, Winv);
   const arma::mat Xw = X * W;
-  const arma::mat B = difference_span(Xw, ctx.isa);
+  const arma::mat B = difference_span(Xw, ctx.kernels);
   const bool reduce = !B.is_empty();
   // x~ = T' x (r coordinates) and L = L~ T'
   const arma::mat T = reduce ? arma::mat(W * B) : W;
@@ -109,7 +109,7 @@ inline result fit_regularised(const arma::mat& X, const arma::uvec& y,
   arma::mat L0r = reduce ? arma::mat(L0 * Winv * B) : arma::mat(L0 * Winv);
   if (L0r.n_rows > L0r.n_cols) {
     arma::mat Q, Rq;
-    if (!arma::qr_econ(Q, Rq, L0r)) throw error("lmnn: QR decomposition failed");
+    if (!arma::qr_econ(Q, Rq, L0r)) throw error(error_kind::numerical, "lmnn: QR decomposition failed");
     L0r = Rq;
   }
   result res;
@@ -148,7 +148,7 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
   const arma::mat Rg = regulariser(R, D);
   if (!Rg.is_empty() && o.lambda > 0.0)
     return fit_regularised(X, y, targets, L0, Rg, o, kind, minimize, ctx, progress);
-  const arma::mat B = difference_span(X, ctx.isa);
+  const arma::mat B = difference_span(X, ctx.kernels);
   const bool reduce = !B.is_empty();
   const arma::mat Xr = reduce ? arma::mat(X * B) : arma::mat();
   problem P = make_problem(reduce ? Xr : X, y, targets, o.mu, o.lambda, arma::mat());
@@ -157,7 +157,7 @@ inline result fit(const arma::mat& X, const arma::uvec& y,
     // more rows than the span has dimensions: the same metric with fewer
     // rows (L0r' L0r = R' R)
     arma::mat Q, T;
-    if (!arma::qr_econ(Q, T, L0r)) throw error("lmnn: QR decomposition failed");
+    if (!arma::qr_econ(Q, T, L0r)) throw error(error_kind::numerical, "lmnn: QR decomposition failed");
     L0r = T;
   }
   result res;

@@ -104,14 +104,14 @@ inline active_set find_impostors(const problem& P, const arma::mat& Zt,
   active_set A;
   if (Zt.n_cols < 2) return A;
   const arma::vec thr2 = thr * (1.0 + slack);
-  const pair_screen ps(Zt, P.y, thr2, block, ctx.isa);
+  const pair_screen ps(Zt, P.y, thr2, block, ctx.kernels);
   struct block_pairs {
     std::vector<std::uint32_t> i, l;
     std::vector<double> B;  // scratch of the screen
     gemm_buffers buf;
   };
   ordered_reduce<block_pairs>(
-      ps.blocks(), ctx.threads, [] { return block_pairs(); },
+      ps.blocks(), ctx, [] { return block_pairs(); },
       [&](std::size_t q, block_pairs& bp) {
         bp.i.clear();
         bp.l.clear();
@@ -131,8 +131,7 @@ inline active_set find_impostors(const problem& P, const arma::mat& Zt,
           A.i.insert(A.i.end(), bp.i.begin(), bp.i.end());
           A.l.insert(A.l.end(), bp.l.begin(), bp.l.end());
         }
-      },
-      ctx.interrupt);
+      });
   return A;
 }
 
@@ -143,7 +142,7 @@ inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
                                     const options& o, const context& ctx) {
   arma::mat Zt;
   gemm_buffers buf;
-  map_points(Lc, P.Xt, Zt, ctx.isa, buf);
+  map_points(Lc, P.Xt, Zt, ctx.kernels, buf);
   arma::mat dt;
   arma::vec thr;
   target_distances(P, Zt, dt, thr);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 #include "../common.hpp"
+#include "../context.hpp"
 #include "../gemm.hpp"
 #include "../neighbors.hpp"
 
@@ -28,13 +29,7 @@ namespace lmnn {
 // How a fit runs: the threads of the impostor search, the instruction set
 // of the core's products and the interrupt callback.  No defaults: every
 // entry point is told.
-struct context {
-  int threads;
-  kmaha::isa isa;
-  interrupt_fn interrupt;
-  context(int threads_, kmaha::isa isa_, interrupt_fn interrupt_)
-      : threads(threads_), isa(isa_), interrupt(std::move(interrupt_)) {}
-};
+using context = kmaha::context;
 
 // Settings of the solvers.
 struct options {

@@ -45,7 +45,7 @@ inline arma::mat negative_directions(const arma::mat& G, arma::uword k,
   arma::mat V;
   const arma::uword m = std::min<arma::uword>(D, 2 * k + 40);
   if (D <= 64 || m >= D) {
-    if (!arma::eig_sym(s, V, G)) throw error("lmnn: eigendecomposition failed");
+    if (!arma::eig_sym(s, V, G)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
   } else {
     arma::mat Q(D, m + 1);
     arma::vec alpha(m), beta(m);
@@ -73,7 +73,7 @@ inline arma::mat negative_directions(const arma::mat& G, arma::uword k,
       if (j + 1 < steps) T(j, j + 1) = T(j + 1, j) = beta[j];
     }
     arma::mat Y;
-    if (!arma::eig_sym(s, Y, T)) throw error("lmnn: eigendecomposition failed");
+    if (!arma::eig_sym(s, Y, T)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
     V = Q.cols(0, steps - 1) * Y;
   }
   arma::uword n_neg = 0;
@@ -129,7 +129,7 @@ inline result solve_L(const problem& P, arma::mat L, const options& o,
   result res;
   const arma::uword D = P.Xt.n_rows, d0 = L.n_rows, n = P.Xt.n_cols;
   if (L.n_cols != D || d0 == 0) throw error("lmnn: initial L has wrong size");
-  workspace ws(ctx.isa);
+  workspace ws(ctx.kernels);
   ws.dense_max = o.dense_max;
   options oc = o;
   if (oc.max_pairs == 0) oc.max_pairs = std::max<std::size_t>(std::size_t(1) << 23, 512 * n);

@@ -36,7 +36,7 @@ inline arma::mat psd_project(arma::mat& M) {
   M = 0.5 * (M + M.t());
   arma::vec ev;
   arma::mat V;
-  if (!arma::eig_sym(ev, V, M)) throw error("lmnn: eigendecomposition failed");
+  if (!arma::eig_sym(ev, V, M)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
   const arma::uword D = M.n_rows;
   const double top = std::max(0.0, ev.max());
   const double cut = top * 1e-12;
@@ -75,7 +75,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
   const arma::uword D = P.Xt.n_rows, n = P.Xt.n_cols;
   if (M.n_rows != D || M.n_cols != D) throw error("lmnn: initial M has wrong size");
   arma::mat L = psd_project(M);
-  workspace ws(ctx.isa);
+  workspace ws(ctx.kernels);
   options oc = o;  // this solver always keeps every pair it finds
   oc.max_pairs = std::numeric_limits<std::size_t>::max();
   auto refresh = [&](const arma::mat& Lc) {
@@ -278,7 +278,7 @@ inline result solve_M(const problem& P, const arma::mat& M0, const options& o,
   if (!o.precondition || P.n_targets == 0) return solve_M_plain(P, M0, o, ctx, progress);
   arma::vec s;
   arma::mat V;
-  if (!arma::eig_sym(s, V, P.pull)) throw error("lmnn: eigendecomposition failed");
+  if (!arma::eig_sym(s, V, P.pull)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
   if (!(s.max() > 0.0)) return solve_M_plain(P, M0, o, ctx, progress);
   const double floor = std::max(s.max(), 1e-300) * 1e-6;
   s.transform([floor](double v) { return std::max(v, 0.0) + floor; });

@@ -1,0 +1,222 @@
+// kmaha core: the prediction pipeline of a fitted model, from new raw inputs
+// to classes in one call:
+//
+//   input scaling -> feature map -> linear map -> kNN vote
+//
+//  * input scaling: xs = (x - center) / scale, column by column (or none);
+//  * feature map, the coordinates the linear map acts on:
+//      identity     xs itself (NCA, LMNN, DNE on the inputs);
+//      kpca         exact KPCA coordinates of xs (kpca.hpp): kernel rows
+//                   against the n training points, centred with the
+//                   training statistics, times the projection (n x r);
+//      nystrom      Nystrom KPCA coordinates (nystrom.hpp): kernel rows
+//                   against the m landmarks, minus their training mean,
+//                   times the projection (m x r);
+//      kernel_rows  the kernel rows k(xs, x_i) against the n training points
+//                   themselves, uncentred (the kernel trick of KNCA, KDNE,
+//                   KLMNN: the map is the coefficient matrix U);
+//    kernel rows computed by the caller (Kx, n_new x n or m) may replace
+//    the evaluation of the kernel;
+//  * linear map: z = coords L' (L: d x r), through the core's product
+//    kernels (gemm.hpp);
+//  * kNN vote (knn.hpp) of z against the reference embedding (n_ref x d)
+//    with labels y, with knn.hpp's tie rule.
+// The result agrees, up to rounding, with the separate steps the R layer
+// runs (the same kernel rows, KPCA statistics, map and kNN search), which
+// pipeline_transform() fuses (see there).
+#ifndef KMAHA_PIPELINE_HPP
+#define KMAHA_PIPELINE_HPP
+
+#include <string>
+#include <vector>
+#include "common.hpp"
+#include "context.hpp"
+#include "gemm.hpp"
+#include "gram.hpp"
+#include "kernels.hpp"
+#include "knn.hpp"
+#include "kpca.hpp"
+#include "parallel.hpp"
+
+namespace kmaha {
+
+enum class feature_map { identity, kpca, nystrom, kernel_rows };
+
+// A fitted model, as views of the caller's memory: every pointer must stay
+// valid while the model is used.  Pointers that a feature map does not use
+// are null.
+struct pipeline_model {
+  const arma::vec* center = nullptr;  // D, or null: no input scaling
+  const arma::vec* scale = nullptr;   // D, with center
+  feature_map map = feature_map::identity;
+  std::vector<kernel_spec> kernel;    // kpca, nystrom, kernel_rows: the kernel
+  arma::vec weights;                  //   (a weighted sum of base kernels)
+  const arma::mat* points = nullptr;  // kpca, kernel_rows: scaled training
+                                      // inputs (n x D); nystrom: landmarks
+  const arma::mat* projection = nullptr;  // kpca: n x r, nystrom: m x r
+  const arma::vec* col_means = nullptr;   // kpca: n, nystrom: m
+  double grand_mean = 0.0;                // kpca
+  const arma::mat* L = nullptr;           // d x r
+  const arma::mat* embedding = nullptr;   // n_ref x d
+  arma::uvec y;                           // n_ref labels in 0..classes-1
+  arma::uword classes = 0;
+};
+
+namespace detail {
+
+// Checks that the parts of a model fit together, for inputs of D columns.
+inline void check_pipeline(const pipeline_model& m, arma::uword D) {
+  if ((m.center == nullptr) != (m.scale == nullptr))
+    throw error("pipeline: center and scale go together");
+  if (m.center && (m.center->n_elem != D || m.scale->n_elem != D))
+    throw error("pipeline: center and scale must have one entry per input column");
+  if (m.L == nullptr || m.embedding == nullptr)
+    throw error("pipeline: the model needs a map and a reference embedding");
+  arma::uword r = D;
+  if (m.map != feature_map::identity) {
+    if (m.kernel.empty() || m.kernel.size() != m.weights.n_elem)
+      throw error("pipeline: the feature map needs a kernel");
+    if (m.points == nullptr || m.points->n_cols != D)
+      throw error("pipeline: the feature map's points must have one column per input column");
+    r = m.points->n_rows;
+  }
+  if (m.map == feature_map::kpca || m.map == feature_map::nystrom) {
+    if (m.projection == nullptr || m.col_means == nullptr ||
+        m.projection->n_rows != m.points->n_rows ||
+        m.col_means->n_elem != m.points->n_rows)
+      throw error("pipeline: the projection and column means must have one row per point of the feature map");
+    r = m.projection->n_cols;
+  }
+  if (m.L->n_cols != r)
+    throw error("pipeline: the map must have one column per coordinate of the feature map");
+  if (m.embedding->n_cols != m.L->n_rows)
+    throw error("pipeline: the reference embedding must have one column per row of the map");
+  if (m.y.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one label per reference point is needed");
+  if (m.classes == 0 || (m.y.n_elem && m.y.max() >= m.classes))
+    throw error("pipeline: labels out of range");
+}
+
+// Coordinates of new points under a KPCA feature map that are NaN: their
+// kernel values overflowed (predict() of a kpca fit says so too).
+inline void check_coords(const arma::mat& coords) {
+  if (coords.has_nan())
+    throw error(error_kind::numerical,
+                "the new points are so far from the training data that their "
+                "kernel values overflow; rescale them as the training data");
+}
+
+}  // namespace detail
+
+// (x - center) / scale, column by column.
+inline arma::mat pipeline_scale(const pipeline_model& m, const arma::mat& x) {
+  if (m.center == nullptr) return x;
+  arma::mat xs(x.n_rows, x.n_cols);
+  for (arma::uword j = 0; j < x.n_cols; ++j) {
+    const double c = (*m.center)[j], s = (*m.scale)[j];
+    const double* in = x.colptr(j);
+    double* out = xs.colptr(j);
+    for (arma::uword i = 0; i < x.n_rows; ++i) out[i] = (in[i] - c) / s;
+  }
+  return xs;
+}
+
+namespace detail {
+
+// Rows s.. of z: F W - 1 shift' - f sum_w', where F holds the block's kernel
+// rows and f their means (the centring of exact KPCA; none when sum_w is
+// empty).
+inline void project_block(const arma::mat& F, const arma::mat& W,
+                          const arma::rowvec& shift, const arma::rowvec& sum_w,
+                          arma::mat& z, arma::uword s, isa kernels,
+                          gemm_buffers& buf) {
+  const arma::uword b = F.n_rows, d = W.n_cols;
+  gemm(kernels, static_cast<std::ptrdiff_t>(b), static_cast<std::ptrdiff_t>(d),
+       static_cast<std::ptrdiff_t>(F.n_cols), cview::col_major(F.memptr(), b),
+       cview::col_major(W.memptr(), W.n_rows), z.memptr() + s, 1,
+       static_cast<std::ptrdiff_t>(z.n_rows), false, buf);
+  const bool centre = !sum_w.is_empty();
+  arma::vec fm;
+  if (centre) fm = arma::mean(F, 1);
+  for (arma::uword j = 0; j < d; ++j) {
+    double* zj = z.colptr(j) + s;
+    const double a = shift[j], mw = centre ? sum_w[j] : 0.0;
+    for (arma::uword i = 0; i < b; ++i) zj[i] -= centre ? a + fm[i] * mw : a;
+  }
+}
+
+}  // namespace detail
+
+// The learned coordinates z (n_new x d) of the raw inputs x (n_new x D);
+// Kx (n_new x n or m): kernel rows computed by the caller, used instead of
+// evaluating the kernel (null: evaluate it).
+//
+// The linear map is folded into the feature map's projection once per call,
+// W = projection L' (points x d), so each new point costs one product with
+// its kernel row (exact KPCA: z = kc W for the centred kernel row kc;
+// Nystrom: z = (c - mu)' W); new points are processed in blocks of rows on
+// the context's threads (the kernel rows of a block, never n_new x n).  The
+// coordinates equal, up to rounding, those of the separate steps (KPCA
+// projection, then the map).
+inline arma::mat pipeline_transform(const pipeline_model& m, const arma::mat& x,
+                                    const arma::mat* Kx, const context& ctx) {
+  detail::check_pipeline(m, x.n_cols);
+  if (Kx != nullptr) {
+    if (m.map == feature_map::identity)
+      throw error("pipeline: kernel rows are given, but the model has no kernel feature map");
+    if (Kx->n_rows != x.n_rows || Kx->n_cols != m.points->n_rows)
+      throw error("pipeline: the kernel rows must be n_new x (points of the feature map)");
+  }
+  if (m.map == feature_map::identity)
+    return apply_map(pipeline_scale(m, x), *m.L, ctx.kernels);
+  const arma::uword n_new = x.n_rows, np = m.points->n_rows, d = m.L->n_rows;
+  // W (np x d) and the centring terms of the feature map: z = F W - 1 shift'
+  // - rowmeans(F) sum_w' (kpca), z = F W - 1 shift' (nystrom), z = F L'
+  // (kernel rows).
+  arma::mat W;
+  arma::rowvec shift(d, arma::fill::zeros), sum_w;
+  if (m.map == feature_map::kernel_rows) {
+    W = m.L->t();
+  } else {
+    W = apply_map(*m.projection, *m.L, ctx.kernels);
+    shift = m.col_means->t() * W;
+    if (m.map == feature_map::kpca) {
+      sum_w = arma::sum(W, 0);
+      shift -= m.grand_mean * sum_w;
+    }
+  }
+  arma::mat z(n_new, d);
+  const double target = 1048576.0 / static_cast<double>(std::max<arma::uword>(np, 1));
+  const row_blocks blocks(n_new, static_cast<arma::uword>(std::max(8.0, std::min(256.0, target))));
+  const arma::vec pp = arma::sum(arma::square(*m.points), 1);
+  per_thread<gemm_buffers> bufs(ctx.threads);
+  parallel_for(blocks.count(), ctx, [&](std::size_t bi, std::size_t) {
+    const arma::uword s = blocks.start(bi), e = blocks.end(bi);
+    arma::mat F;
+    if (Kx) {
+      F = Kx->rows(s, e - 1);
+    } else {
+      arma::mat xb = x.rows(s, e - 1);
+      if (m.center) xb = pipeline_scale(m, xb);
+      gram_rows(m.kernel, m.weights, xb, 0, e - s, *m.points, pp, F, ctx.kernels);
+    }
+    detail::project_block(F, W, shift, sum_w, z, s, ctx.kernels, bufs.local());
+  });
+  if (m.map != feature_map::kernel_rows) detail::check_coords(z);
+  return z;
+}
+
+// Classes and vote fractions of the k nearest reference points of each new
+// point in the learned space (knn.hpp).
+inline knn_result pipeline_classify(const pipeline_model& m, const arma::mat& x,
+                                    const arma::mat* Kx, arma::uword k,
+                                    const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  if (k < 1 || k > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  return knn_classify(*m.embedding, m.y, m.classes, z, k, false, ctx);
+}
+
+}  // namespace kmaha
+
+#endif  // KMAHA_PIPELINE_HPP
