@@ -38,6 +38,25 @@ inline void k_smallest(const double* d, arma::uword n, arma::uword k,
 struct search_scratch {
   std::vector<arma::uword> cand, row;
 };
+
+// Neighbour order does not change when every point is divided by the same
+// power of two (which is exact), but squared distances do not survive
+// extreme magnitudes: for_each_distance_block() rescales the points, then
+// multiplies the distances back, and distances between points below ~1e-154
+// underflow to 0 there (every point equally near) and between points above
+// ~1e154 overflow to inf.  The searches below therefore rank points divided
+// by this factor: the power of two just above their largest |entry| when that
+// lies outside [2^-100, 2^100], else 1 (no copy).
+inline double rank_scale(const arma::mat& X, const arma::mat* Q = nullptr) {
+  double m = max_abs_entry(X);
+  if (Q) m = std::max(m, max_abs_entry(*Q));
+  if (!(m > 0.0) || !std::isfinite(m) ||
+      (m <= std::ldexp(1.0, 100) && m >= std::ldexp(1.0, -100)))
+    return 1.0;
+  int e = 0;
+  std::frexp(m, &e);
+  return std::ldexp(1.0, e);
+}
 }  // namespace detail
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
@@ -54,6 +73,16 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
                              isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
+  const double c = detail::rank_scale(X, self ? nullptr : &Q);
+  if (c != 1.0) {  // rank on rescaled points (detail::rank_scale())
+    const arma::mat Xs = X / c;
+    const arma::umat idx =
+        self ? knn_search(Xs, Xs, k, true, dist_out, block, interrupt, s, num_threads)
+             : knn_search(Xs, arma::mat(Q / c), k, false, dist_out, block,
+                          interrupt, s, num_threads);
+    if (dist_out) detail::unscale_sq_dist(*dist_out, c);
+    return idx;
+  }
   arma::umat idx(m, k);
   if (dist_out) dist_out->set_size(m, k);
   per_thread<detail::search_scratch> work(num_threads);
@@ -89,6 +118,10 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
                                   isa s = best_isa(), int num_threads = 1) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
+  const double c = detail::rank_scale(X);
+  if (c != 1.0)  // rank on rescaled points (detail::rank_scale())
+    return class_neighbors(arma::mat(X / c), y, k, same, block, interrupt, s,
+                           num_threads);
   arma::umat idx(n, k);
   per_thread<detail::search_scratch> work(num_threads);
   for_each_distance_block(
