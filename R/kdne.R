@@ -32,14 +32,23 @@
 #' centred: centring leaves the feature-space distances, and so the attainable
 #' objective, unchanged, but it would make \eqn{K} singular.
 #' The default dimension is the number of negative generalized eigenvalues
-#' (at least 1). KDNE costs \eqn{O(n^3)} time and \eqn{O(n^2)} memory.
+#' that the data support, by the rule of [dne()] (see Dimension there): all
+#' of them when the mapped points \eqn{\phi(x_i)} are numerically affinely
+#' dependent (the centred Gram matrix has an eigenvalue at most
+#' \eqn{10^{-8}} times the largest, the tolerance of [kpca()], as for a
+#' smooth kernel on low-dimensional inputs), otherwise those below
+#' \eqn{-(1 - \rho)\,\mu_{max}} with \eqn{\rho} the retention of the
+#' mapped points (e.g. p >> n inputs, where every training point is far from
+#' the span of the others). KDNE costs \eqn{O(n^3)} time and \eqn{O(n^2)}
+#' memory.
 #'
 #' @inheritParams dne
 #' @param kernel A kernel object (see [kernels]).
 #' @param k Number of same-class and of other-class neighbours per point
 #'   (feature-space distance). Ignored when `targets` is given.
 #' @param dim Output dimension, between 1 and the number of training points,
-#'   or `NULL` for the number of negative generalized eigenvalues.
+#'   or `NULL` for the number of negative generalized eigenvalues the data
+#'   support (see Details).
 #' @param eps Non-negative ridge \eqn{\epsilon} added to \eqn{K} in the
 #'   constraint.
 #' @param scale If `TRUE`, columns are standardised before the kernel is
@@ -47,6 +56,7 @@
 #' @return An object of class `c("kmaha_kdne", "kmaha_kernel_trick")`: `U`
 #'   (`dim` x n), `embedding` (training coordinates \eqn{K U^\top}),
 #'   `eigenvalues` (all n generalized eigenvalues, ascending), `n_negative`,
+#'   `retention`,
 #'   `targets`, `kernel`, `eps`, `convergence` and the training inputs needed
 #'   by [predict.kmaha_kdne()].
 #' @seealso [dne()], [kmaha()]
@@ -102,15 +112,16 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   fit <- list(
     method = "kdne", U = U, kernel = kernel, x = xs, prep = prep, y = full_levels(y),
     embedding = z, eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+    retention = res$retention,
     eps = eps, targets = targets,
     settings = list(k = if (source == "supplied") NA_integer_ else k,
                     dim = res$dim,
-                    dim_rule = if (is.null(dim)) "negative eigenvalues" else "given",
+                    dim_rule = if (is.null(dim)) dne_dim_rule else "given",
                     eps = eps, scale = scale, targets = source),
     convergence = list(
       iterations = 1L, objective = obj, trace = obj, converged = TRUE,
-      message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative",
-                        res$dim, n, res$n_negative)),
+      message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative; retention %.3g",
+                        res$dim, n, res$n_negative, res$retention)),
     train_accuracy = loo_accuracy(z, y), feature_names = colnames(x),
     n_features = ncol(x), call = match.call())
   class(fit) <- c("kmaha_kdne", "kmaha_kernel_trick")
