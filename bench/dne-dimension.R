@@ -83,7 +83,8 @@ for (nm in names(problems)) {
 }
 res <- do.call(rbind, rows)
 agg <- aggregate(. ~ dataset, res[, setdiff(names(res), "split")], mean)
-agg$seconds <- aggregate(seconds ~ dataset, res, stats::median)$seconds[match(agg$dataset, unique(res$dataset))]
+med <- tapply(res$seconds, res$dataset, stats::median)
+agg$seconds <- as.numeric(med[agg$dataset])
 agg <- agg[match(unique(res$dataset), agg$dataset), ]
 cat(sprintf("kmaha %s, %d splits per dataset\n", utils::packageVersion("kmaha"), n_splits))
 options(width = 250)

@@ -278,8 +278,9 @@ inline arma::uword count_negative(const arma::vec& ev) {
   return c;
 }
 
-// Retention of n training points: the share of their spread that points
-// they do not contain can share.  Each point x_i is replaced by its
+// Retention of n training points: the share of their spread that lies
+// within what the other points span, i.e. that a new point of the same
+// distribution can share.  Each point x_i is replaced by its
 // leave-one-out position, its orthogonal projection onto the affine span of
 // the other points, and
 //     rho = sum_i ||loo(x_i) - mean||^2 / sum_i ||x_i - mean||^2.
