@@ -24,10 +24,36 @@
 #' those eigenvalues (reported as the objective).
 #'
 #' **Dimension.** With `dim = NULL` the dimension is the number of negative
-#' eigenvalues of \eqn{S + \lambda I} (at least 1): exactly the directions
-#' along which the embedding shrinks same-class neighbourhoods more than
-#' different-class ones. Eigenvalues within rounding error of zero
-#' (\eqn{|\mu| \le 10\,D\,\epsilon_{mach} \max|\mu|}) do not count.
+#' eigenvalues of \eqn{S + \lambda I} (at least 1) that the data support:
+#' the directions along which the embedding shrinks same-class
+#' neighbourhoods more than different-class ones, by more than chance.
+#' Eigenvalues within rounding error of zero
+#' (\eqn{|\mu| \le 10\,D\,\epsilon_{mach} \max|\mu|}) never count.
+#' For ordinary data, where the n training points are affinely dependent (in
+#' particular whenever \eqn{D < n - 1}), every negative eigenvalue counts.
+#' When they are affinely independent (\eqn{D \ge n - 1}, e.g. p >> n, or
+#' kernel coordinates of full rank), each point has a private part outside
+#' the span of the others, which a new point does not share, and the number
+#' of negative eigenvalues is then set by the neighbour graph (Sylvester's law
+#' of inertia), not by the data; keeping them all overfits, and new points
+#' land near the origin of the embedding. The *retention* \eqn{\rho} measures
+#' this: the spread of the training points at their leave-one-out positions
+#' (each projected onto the affine span of the others) divided by their
+#' spread, 1 for affinely dependent points and near 0 for p >> n noise.
+#' Without class information the same-class and other-class neighbour sums
+#' are exchangeable and the spectrum of \eqn{S} is symmetric about 0, so
+#' its largest eigenvalue \eqn{\mu_{max}} is the size of the eigenvalues
+#' chance produces; a negative eigenvalue counts only below
+#' \eqn{-(1 - \rho)\,\mu_{max}}. `retention` in the fit reports
+#' \eqn{\rho} and `n_negative` the plain count.
+#'
+#' **p >> n.** When \eqn{D \ge n - 1} the problem is solved in the span of
+#' the centred training points, where all its negative (indeed all its
+#' non-zero) eigenvalues live: with an orthonormal basis \eqn{B} of that
+#' span (from the n x n Gram matrix), the eigenpairs of \eqn{S} are those of
+#' the r x r matrix \eqn{B^\top S B} (eigenvectors \eqn{B v}) and
+#' \eqn{D - r} zeros. The cost is \eqn{O(n^2 D)} instead of
+#' \eqn{O(D^3)}, and \eqn{S} is not formed (`scatter` is `NULL`).
 #'
 #' **`lambda`.** The regularised objective
 #' \eqn{\mathrm{trace}(A S A^\top) + \lambda \|A\|_F^2} equals
@@ -51,7 +77,8 @@
 #' @param k Number of same-class and of other-class neighbours per point.
 #'   Ignored when `targets` is given.
 #' @param dim Output dimension, a whole number between 1 and `ncol(x)`, or
-#'   `NULL` for the number of negative eigenvalues (see Details).
+#'   `NULL` for the number of negative eigenvalues the data support (see
+#'   Details).
 #' @param targets `NULL`, or neighbours computed elsewhere (e.g. in a kernel
 #'   feature space): `list(same = , other = )`, two integer matrices with
 #'   one row per observation holding row indices of `x`; `NA` marks a missing
@@ -65,8 +92,9 @@
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `c("kmaha_dne", "kmaha_linear")` (see
 #'   [predict.kmaha_linear()]), with in addition `eigenvalues` (all D
-#'   eigenvalues of \eqn{S + \lambda I}, ascending), `n_negative`, `scatter`
-#'   (\eqn{S}) and `targets` (the neighbour lists used).
+#'   eigenvalues of \eqn{S + \lambda I}, ascending), `n_negative`,
+#'   `retention` (see Dimension), `scatter` (\eqn{S}, or `NULL` when
+#'   \eqn{D \ge n - 1}) and `targets` (the neighbour lists used).
 #' @references Zhang W., Xue X., Lu H., Guo Y.-F. (2006) Discriminant
 #'   neighborhood embedding for classification. *Pattern Recognition* 39,
 #'   2240--2243.
@@ -119,9 +147,13 @@ check_dne_targets <- function(targets, y, arg = "targets") {
     stopf("`%s` must be a list with components `same` and `other` (n x k matrices of row indices), as returned by dne()$targets.",
           arg)
   }
-  list(same = check_neighbor_matrix(targets$same, y, paste0(arg, "$same"), same = TRUE,
-                                    require_any = TRUE),
-       other = check_neighbor_matrix(targets$other, y, paste0(arg, "$other"), same = FALSE))
+  out <- list(same = check_neighbor_matrix(targets$same, y, paste0(arg, "$same"), same = TRUE),
+              other = check_neighbor_matrix(targets$other, y, paste0(arg, "$other"), same = FALSE))
+  if (all(is.na(out$same)) && all(is.na(out$other))) {
+    stopf("`%s` lists no neighbour at all (`%s$same` and `%s$other` are all NA): the graph has no edge, so there is nothing to learn.",
+          arg, arg, arg)
+  }
+  out
 }
 
 # Internal: the DNE graph as an edge list (i < j) with weights, from the
@@ -130,3 +162,7 @@ dne_graph <- function(targets, n) {
   g <- core_dne_graph(targets$same, targets$other, n, kmaha_context())
   data.frame(i = g$i, j = g$j, w = g$w)
 }
+
+# How dne() and kdne() choose the dimension when `dim = NULL` (the rule is
+# detail::automatic_dim() in inst/include/kmaha/dne.hpp).
+dne_dim_rule <- "negative eigenvalues below -(1 - retention) x the largest"

@@ -32,7 +32,15 @@
 #' centred: centring leaves the feature-space distances, and so the attainable
 #' objective, unchanged, but it would make \eqn{K} singular.
 #' The default dimension is the number of negative generalized eigenvalues
-#' (at least 1). KDNE costs \eqn{O(n^3)} time and \eqn{O(n^2)} memory.
+#' that the data support, by the rule of [dne()] (see Dimension there): all
+#' of them when the mapped points \eqn{\phi(x_i)} are numerically affinely
+#' dependent (the centred Gram matrix has an eigenvalue at most
+#' \eqn{10^{-8}} times the largest, the tolerance of [kpca()], as for a
+#' smooth kernel on low-dimensional inputs), otherwise those below
+#' \eqn{-(1 - \rho)\,\mu_{max}} with \eqn{\rho} the retention of the
+#' mapped points (e.g. p >> n inputs, where every training point is far from
+#' the span of the others). KDNE costs \eqn{O(n^3)} time and \eqn{O(n^2)}
+#' memory.
 #'
 #' @inheritParams dne
 #' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
@@ -44,7 +52,8 @@
 #' @param k Number of same-class and of other-class neighbours per point
 #'   (feature-space distance). Ignored when `targets` is given.
 #' @param dim Output dimension, between 1 and the number of training points,
-#'   or `NULL` for the number of negative generalized eigenvalues.
+#'   or `NULL` for the number of negative generalized eigenvalues the data
+#'   support (see Details).
 #' @param eps Non-negative ridge \eqn{\epsilon} added to \eqn{K} in the
 #'   constraint.
 #' @param scale If `TRUE`, columns are standardised before the kernel is
@@ -52,6 +61,7 @@
 #' @return An object of class `c("kmaha_kdne", "kmaha_kernel_trick")`: `U`
 #'   (`dim` x n), `embedding` (training coordinates \eqn{K U^\top}),
 #'   `eigenvalues` (all n generalized eigenvalues, ascending), `n_negative`,
+#'   `retention`,
 #'   `targets`, `kernel`, `eps`, `convergence` and the training inputs needed
 #'   by [predict.kmaha_kdne()].
 #' @seealso [dne()], [kmaha()]

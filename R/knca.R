@@ -32,6 +32,7 @@
 #'   the leading `dim` kernel principal components, \eqn{U = \alpha^\top H}
 #'   with \eqn{H} the centring matrix), `"random"` (normal entries divided by
 #'   \eqn{\sqrt{n}}, reproducible with [set.seed()]), or a `dim` x n matrix.
+#' @param max_iter Maximum number of L-BFGS-B iterations.
 #' @return An object of class `c("kmaha_knca", "kmaha_kernel_trick")` with
 #'   the coefficients `U` (d x n), the `kernel`, the scaled training inputs
 #'   `x`, the scaling `prep`, the labels `y`, the training `embedding`

@@ -129,7 +129,7 @@ check_neighbor_matrix <- function(m, y, arg, same = TRUE, k = NULL,
 #' columns.
 #'
 #' @inheritParams knn_classify
-#' @param k Number of neighbours per row.
+#' @param k Number of neighbours per row, at most `nrow(x) - 1`.
 #' @param type `"same"` or `"other"`.
 #' @return An `nrow(x)` by `k` integer matrix of row indices.
 #' @examples
@@ -140,5 +140,9 @@ target_neighbors <- function(x, y, k = 3, type = c("same", "other")) {
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y", min_classes = 1L)
   k <- check_count(k, "k")
+  if (k > nrow(x) - 1L) {
+    stopf("`k` (%d) must not exceed the number of rows of `x` minus one (%d): a row has no more other rows to be its neighbours.",
+          k, nrow(x) - 1L)
+  }
   core_class_neighbors(x, as.integer(y), k, type == "same", kmaha_context())
 }

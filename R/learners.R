@@ -353,15 +353,20 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
 fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE) {
   res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx)
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  # p >> n: solved in the span of the centred points, S was not formed
+  span <- isTRUE(res$span_rank > 0L)
   list(map = res$A,
        convergence = list(
          iterations = 1L, objective = obj, trace = obj, converged = TRUE,
-         message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s; %d negative; graph with %d edges",
+         message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s%s; %d negative; retention %.3g; graph with %d edges",
                            res$dim, if (o$lambda > 0) " + lambda I" else "",
-                           res$n_negative, res$n_edges)),
+                           if (span) sprintf(" (in the %d-dimensional span of the centred training points)",
+                                             res$span_rank) else "",
+                           res$n_negative, res$retention, res$n_edges)),
        details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
-                      dim_rule = if (is.null(o$dim)) "negative eigenvalues" else "given",
-                      scatter = if (store_scatter) res$scatter))
+                      retention = res$retention,
+                      dim_rule = if (is.null(o$dim)) dne_dim_rule else "given",
+                      scatter = if (store_scatter && !span) res$scatter))
 }
 
 # KDNE: the generalized eigenproblem on the Gram matrix K.
@@ -378,11 +383,11 @@ fit_kdne_map <- function(o, K, y, targets, ctx) {
   list(map = res$U,
        convergence = list(
          iterations = 1L, objective = obj, trace = obj, converged = TRUE,
-         message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative",
-                           res$dim, nrow(K), res$n_negative)),
+         message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative; retention %.3g",
+                           res$dim, nrow(K), res$n_negative, res$retention)),
        details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
-                      eps = o$eps,
-                      dim_rule = if (is.null(o$dim)) "negative eigenvalues" else "given"))
+                      retention = res$retention, eps = o$eps,
+                      dim_rule = if (is.null(o$dim)) dne_dim_rule else "given"))
 }
 
 # log of the Frobenius norm, without overflow or underflow for entries of

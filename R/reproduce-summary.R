@@ -95,6 +95,8 @@ summary.kmaha_reproduction <- function(object, alpha = 0.05, ...) {
   rownames(agg) <- NULL
   attr(agg, "alpha") <- alpha
   attr(agg, "run_info") <- attr(object, "run_info")
+  bad <- is.na(df$accuracy)
+  attr(agg, "errors") <- df[bad, c("dataset", "split", "learner", "kernel", "error"), drop = FALSE]
   class(agg) <- c("summary.kmaha_reproduction", "data.frame")
   agg
 }
@@ -255,8 +257,31 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
     cat(sprintf("Win/Draw/Lose against the linear learner: ours by a paired t-test over the splits at the %g level [the paper's printed rows].\n",
                 attr(x, "alpha") %||% 0.05))
   }
-  if (sum(df$failed)) cat(sprintf("%d cell fit(s) failed (accuracy NA).\n", sum(df$failed)))
+  if (sum(df$failed)) {
+    cat(sprintf("%d cell fit(s) failed (accuracy NA).\n", sum(df$failed)))
+    print_cell_errors(attr(x, "errors"))
+  }
   invisible(x)
+}
+
+# The distinct error messages of failed cells, most frequent first (at most
+# `max`), each with its number of cells and the first such cell.
+print_cell_errors <- function(err, max = 3L) {
+  if (is.null(err) || !nrow(err)) return(invisible())
+  msg <- ifelse(is.na(err$error), "(no message)", err$error)
+  counts <- table(factor(msg, unique(msg)))
+  counts <- counts[order(-counts)]
+  shown <- utils::head(names(counts), max)
+  for (m in shown) {
+    i <- match(m, msg)
+    cat(sprintf("  %d cell(s), e.g. %s split %d %s %s: %s\n", counts[[m]], err$dataset[i],
+                as.integer(err$split[i]), err$learner[i], err$kernel[i], m))
+  }
+  if (length(counts) > max) {
+    cat(sprintf("  and %d other error message(s); see the column `error`.\n",
+                length(counts) - max))
+  }
+  invisible()
 }
 
 #' @export

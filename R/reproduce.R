@@ -30,8 +30,27 @@
 #' [future.apply::future_lapply()], so `future::plan(multisession)` uses
 #' several cores. Progress is reported through progressr: wrap the call in
 #' [progressr::with_progress()] to see a progress bar. A cell whose fit fails
-#' gets accuracy `NA` and the error message in column `error`. The caller's
-#' random state is restored on exit.
+#' gets accuracy `NA` and the error message in column `error` (and `print()`
+#' shows the first messages). The caller's random state is restored on exit.
+#'
+#' **Checkpoint.** A full run takes about an hour on two cores. With
+#' `checkpoint = dir`, each cell is written to its own small file in the
+#' directory `dir` (created if needed) as soon as it finishes, by the worker
+#' that ran it: first to a temporary file in `dir`, then renamed, so that a
+#' file is either complete or absent even when the run is killed mid-write.
+#' A run with the same `checkpoint` computes only the cells that have no file
+#' there yet (or whose fit failed, which is tried again) and reads the
+#' others, so an interrupted run (an interrupt, a killed session, a dead
+#' worker) resumes where it stopped and returns the same rows as an
+#' uninterrupted run (apart from `seconds`, which keeps the time each cell
+#' took when it was computed). The directory records the settings that
+#' determine a cell's result (`seed`, `base_kernels`, `cv_folds`,
+#' `learner_args`, `path`, `download` and the kmaha version); a run with
+#' other settings stops with an error naming them, so cells of different
+#' runs never mix. The cell selection (`datasets`, `learners`, `kernels`,
+#' `splits`, `split_ids`) may differ between runs: a checkpoint can be
+#' extended, for example by more splits. `run_info` records the number of
+#' cells read from the checkpoint (`cells_from_checkpoint`).
 #'
 #' @param datasets Dataset names, see [paper_datasets()]. Yeast and Musk2 need
 #'   local files or `download = TRUE` (see [kmaha_data()]).
@@ -48,7 +67,10 @@
 #' @param cv_folds Folds for the `"cv"` kernel choice.
 #' @param path,download Passed to [kmaha_data()].
 #' @param learner_args Named list of per-learner argument lists, e.g.
-#'   `list(nca = list(max_iter = 200))`.
+#'   `list(nca = list(max_iter = 200))`. The names are checked against the
+#'   arguments of [nca()], [lmnn()] and [dne()] before anything runs.
+#' @param checkpoint `NULL`, or a directory where each finished cell is
+#'   saved and from which a re-run resumes (see Checkpoint).
 #' @return A data frame of class `kmaha_reproduction` with one row per
 #'   dataset, split, learner and kernel choice: `dataset`, `split`, `learner`,
 #'   `kernel`, `accuracy` (test accuracy of 1-NN), `seconds` (elapsed time of
@@ -73,6 +95,16 @@
 #' one <- reproduce_paper(datasets = "iris", learners = "dne",
 #'                        kernels = "unweighted", splits = 2, split_ids = 2)
 #' one$accuracy == res$accuracy[res$split == 2 & res$kernel == "unweighted"]
+#'
+#' # a resumable run: the second call reads every cell from the checkpoint
+#' dir <- file.path(tempdir(), "kmaha-checkpoint")
+#' a <- reproduce_paper(datasets = "iris", learners = "dne", kernels = "linear",
+#'                      splits = 2, checkpoint = dir)
+#' b <- reproduce_paper(datasets = "iris", learners = "dne", kernels = "linear",
+#'                      splits = 2, checkpoint = dir)
+#' attr(b, "run_info")$cells_from_checkpoint
+#' identical(a$accuracy, b$accuracy)
+#' unlink(dir, recursive = TRUE)
 #' @export
 reproduce_paper <- function(datasets = paper_datasets()$name,
                             learners = c("nca", "lmnn", "dne"),
@@ -80,7 +112,7 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
                             splits = 40, split_ids = NULL, seed = 1,
                             base_kernels = paper_kernels(), cv_folds = 5,
                             path = NULL, download = FALSE,
-                            learner_args = list()) {
+                            learner_args = list(), checkpoint = NULL) {
   info <- paper_datasets()
   if (!is.character(datasets) || !length(datasets) || anyNA(datasets)) {
     stopf("`datasets` must be a character vector of names from paper_datasets()$name.")
@@ -100,10 +132,7 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
     base_kernels <- check_kernel_list(base_kernels, "base_kernels")
   }
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
-  if (!is.list(learner_args) || (length(learner_args) &&
-      (is.null(names(learner_args)) || !all(names(learner_args) %in% repro_learners)))) {
-    stopf("`learner_args` must be a named list with elements among \"nca\", \"lmnn\", \"dne\", each a list of learner arguments.")
-  }
+  learner_args <- check_repro_learner_args(learner_args)
   # Load every dataset here first, so that a missing one fails now with
   # kmaha_data()'s message; the workers load (and keep) their own copies.
   source <- list(path = path, download = download)
@@ -112,37 +141,167 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   cells <- expand.grid(kernel = kernels, learner = learners, split = split_ids,
                        dataset = datasets, stringsAsFactors = FALSE)
   cells <- cells[, c("dataset", "split", "learner", "kernel")]
+  rownames(cells) <- NULL
   # The "cv" and "auto" cells of a split and learner share their
   # cross-validation: one task fits both (each as it would be alone).
   group <- ifelse(cells$kernel %in% repro_shared, "cv", cells$kernel)
   task <- match(paste(cells$dataset, cells$split, cells$learner, group),
                 unique(paste(cells$dataset, cells$split, cells$learner, group)))
+  if (!is.null(checkpoint)) {
+    checkpoint <- checkpoint_open(checkpoint, list(
+      kmaha_version = as.character(utils::packageVersion("kmaha")),
+      seed = seed, base_kernels = base_kernels, cv_folds = cv_folds,
+      learner_args = learner_args, path = path, download = download))
+  }
   job <- list(cells = cells, task = task, source = source, seed = seed,
               base_kernels = base_kernels, cv_folds = cv_folds,
-              learner_args = learner_args)
+              learner_args = learner_args, checkpoint = checkpoint)
+  # Tasks whose cells are all in the checkpoint are not run again.
+  n <- max(task)
+  saved <- if (is.null(checkpoint)) vector("list", nrow(cells)) else checkpoint_read(checkpoint, cells)
+  have <- !vapply(saved, is.null, NA)
+  done <- vapply(seq_len(n), function(t) all(have[task == t]), NA)
+  out <- vector("list", n)
+  for (t in which(done)) out[[t]] <- do.call(rbind, saved[task == t])
+  todo <- which(!done)
   # The cells seed R's generator; the caller's random state is put back.
   restore <- save_rng()
   on.exit(restore(), add = TRUE)
   t0 <- proc.time()[["elapsed"]]
-  p <- progressr::progressor(steps = nrow(cells))
+  p <- progressr::progressor(steps = sum(task %in% todo))
   # Tasks differ a lot in cost (cross-validated LMNN against linear DNE):
   # they go to the workers in small chunks (a free worker takes the next
   # one), in a fixed low-discrepancy order that mixes every kind of task.
   # Neither changes any result: each task sets its own random state.
-  n <- max(task)
-  perm <- order((seq_len(n) * 0.6180339887498949) %% 1)
-  out <- vector("list", n)
-  out[perm] <- future.apply::future_lapply(
-    perm, repro_cell_call, job = job, progress = p,
-    future.seed = TRUE, future.globals = FALSE, future.packages = "kmaha",
-    future.chunk.size = 8L)
+  perm <- todo[order((todo * 0.6180339887498949) %% 1)]
+  if (length(perm)) {
+    out[perm] <- future.apply::future_lapply(
+      perm, repro_cell_call, job = job, progress = p,
+      future.seed = TRUE, future.globals = FALSE, future.packages = "kmaha",
+      future.chunk.size = 8L)
+  }
   res <- do.call(rbind, out)
   res <- res[order(match(paste(res$dataset, res$split, res$learner, res$kernel),
                          paste(cells$dataset, cells$split, cells$learner, cells$kernel))), ]
   rownames(res) <- NULL
-  new_reproduction(res, repro_run_info(
+  info <- repro_run_info(
     seed = seed, splits = splits, split_ids = split_ids, cv_folds = cv_folds,
-    elapsed = proc.time()[["elapsed"]] - t0))
+    elapsed = proc.time()[["elapsed"]] - t0)
+  if (!is.null(checkpoint)) {
+    info$checkpoint <- checkpoint
+    info$cells_from_checkpoint <- sum(task %in% which(done))
+  }
+  new_reproduction(res, info)
+}
+
+# learner_args: a named list with elements among repro_learners, each a
+# named list of arguments of that learner's default method (the inputs, the
+# labels and `scale` are the protocol's).
+check_repro_learner_args <- function(learner_args) {
+  if (!is.list(learner_args) || (length(learner_args) &&
+      (is.null(names(learner_args)) || !all(names(learner_args) %in% repro_learners)))) {
+    stopf("`learner_args` must be a named list with elements among \"nca\", \"lmnn\", \"dne\", each a list of learner arguments.")
+  }
+  for (lr in names(learner_args)) {
+    a <- learner_args[[lr]]
+    arg <- sprintf("learner_args$%s", lr)
+    if (!is.list(a) || (length(a) && (is.null(names(a)) || any(!nzchar(names(a)))))) {
+      stopf("`%s` must be a named list of %s() arguments, e.g. list(lambda = 0.1).", arg, lr)
+    }
+    fun <- switch(lr, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
+    known <- setdiff(names(formals(fun)), "...")
+    reserved <- intersect(names(a), c("x", "y", "scale"))
+    if (length(reserved)) {
+      stopf("`%s` must not set %s: reproduce_paper() supplies it (the training split, standardized).",
+            arg, paste(sQuote(reserved, FALSE), collapse = ", "))
+    }
+    bad <- setdiff(names(a), known)
+    if (length(bad)) {
+      valid <- setdiff(known, c("x", "y", "scale"))
+      near <- valid[which.min(utils::adist(bad[1], valid))]
+      hint <- if (utils::adist(bad[1], near) <= 2) sprintf(" (did you mean %s?)", sQuote(near, FALSE)) else ""
+      stopf("`%s` sets %s, not an argument of %s()%s; its arguments are %s.",
+            arg, paste(sQuote(bad, FALSE), collapse = ", "), lr, hint,
+            paste(valid, collapse = ", "))
+    }
+  }
+  learner_args
+}
+
+# ---------------------------------------------------------------------------
+# Checkpoints: a directory with one file per finished cell
+# ("cell_<dataset>_<split>_<learner>_<kernel>.rds", the cell's row) and
+# "settings.rds", the settings that determine a cell's result.  Every file is
+# written to a temporary file in the same directory and renamed into place,
+# so that a reader sees it complete or not at all.
+
+checkpoint_settings_file <- "settings.rds"
+
+# Creates or opens the checkpoint directory; stops when it holds cells of a
+# run with other settings.  Returns the directory's absolute path.
+checkpoint_open <- function(dir, settings) {
+  if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !nzchar(dir)) {
+    stopf("`checkpoint` must be NULL or the name of a directory.")
+  }
+  if (file.exists(dir) && !dir.exists(dir)) {
+    stopf("`checkpoint` must name a directory (one file per finished cell is written there), but %s is a file.",
+          sQuote(dir, FALSE))
+  }
+  if (!dir.exists(dir) && !dir.create(dir, recursive = TRUE, showWarnings = FALSE)) {
+    stopf("Could not create the checkpoint directory %s.", sQuote(dir, FALSE))
+  }
+  dir <- normalizePath(dir, mustWork = TRUE)
+  file <- file.path(dir, checkpoint_settings_file)
+  if (file.exists(file)) {
+    old <- tryCatch(readRDS(file), error = function(e) NULL)
+    if (!is.list(old)) {
+      stopf("%s is not a kmaha checkpoint directory: its %s cannot be read. Use another directory.",
+            sQuote(dir, FALSE), checkpoint_settings_file)
+    }
+    keys <- union(names(old), names(settings))
+    differ <- keys[!vapply(keys, function(k) identical(old[[k]], settings[[k]]), NA)]
+    if (length(differ)) {
+      stopf("The checkpoint %s was written by a run with different %s; its cells would not match this run. Use another directory, or the settings of that run.",
+            sQuote(dir, FALSE), paste(sQuote(differ, FALSE), collapse = ", "))
+    }
+  } else {
+    write_rds_atomic(settings, file)
+  }
+  dir
+}
+
+checkpoint_cell_file <- function(dir, cell) {
+  file.path(dir, sprintf("cell_%s_%d_%s_%s.rds", cell$dataset, as.integer(cell$split),
+                         cell$learner, cell$kernel))
+}
+
+# The rows of the cells saved in the checkpoint (NULL for a cell without a
+# readable file, or whose fit failed: those are computed again).
+checkpoint_read <- function(dir, cells) {
+  lapply(seq_len(nrow(cells)), function(i) {
+    f <- checkpoint_cell_file(dir, cells[i, ])
+    if (!file.exists(f)) return(NULL)
+    row <- tryCatch(readRDS(f), error = function(e) NULL)
+    keys <- c("dataset", "split", "learner", "kernel")
+    ok <- is.data.frame(row) && nrow(row) == 1L &&
+      identical(names(row), repro_columns) &&
+      identical(as.list(row[keys]), as.list(cells[i, keys])) &&
+      is.na(row$error)
+    if (ok) row else NULL
+  })
+}
+
+# saveRDS() to a temporary file beside `file`, then rename: `file` is never
+# seen half-written.
+write_rds_atomic <- function(object, file) {
+  tmp <- tempfile(paste0(".", basename(file), "-"), tmpdir = dirname(file),
+                  fileext = ".tmp")
+  on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
+  saveRDS(object, tmp)
+  if (!file.rename(tmp, file)) {
+    stopf("Could not write the checkpoint file %s.", sQuote(file, FALSE))
+  }
+  invisible(file)
 }
 
 repro_learners <- c("nca", "lmnn", "dne")
@@ -238,9 +397,7 @@ repro_cell <- function(i, job, progress) {
     })
   warns <- unique(gsub("[\r\n]+", " ", warns))
   secs <- proc.time()[["elapsed"]] - t0
-  progress(sprintf("%s split %d %s %s", cell$dataset, cell$split, cell$learner,
-                   paste(cells$kernel, collapse = "+")), amount = nrow(cells))
-  do.call(rbind, lapply(seq_len(nrow(cells)), function(j) {
+  rows <- do.call(rbind, lapply(seq_len(nrow(cells)), function(j) {
     rj <- r[[j]]
     data.frame(cells[j, ], accuracy = rj$accuracy, seconds = secs, sigma = rj$sigma,
                weights = rj$weights, components = rj$components, choice = rj$choice,
@@ -248,6 +405,15 @@ repro_cell <- function(i, job, progress) {
                warning = if (length(warns)) paste(warns, collapse = " | ") else NA_character_,
                stringsAsFactors = FALSE)
   }))
+  rownames(rows) <- NULL
+  if (!is.null(job$checkpoint)) {
+    for (j in seq_len(nrow(rows))) {
+      write_rds_atomic(rows[j, ], checkpoint_cell_file(job$checkpoint, rows[j, ]))
+    }
+  }
+  progress(sprintf("%s split %d %s %s", cell$dataset, cell$split, cell$learner,
+                   paste(cells$kernel, collapse = "+")), amount = nrow(cells))
+  rows
 }
 
 # The fits of one task: one result per kernel column in `kernels`.

@@ -195,6 +195,9 @@ check_count <- function(v, arg, lower = 1L) {
       v != round(v) || v < lower) {
     stopf("`%s` must be a single whole number >= %d.", arg, lower)
   }
+  if (v > .Machine$integer.max) {
+    stopf("`%s` (%s) must be at most %d.", arg, format(v), .Machine$integer.max)
+  }
   as.integer(v)
 }
 

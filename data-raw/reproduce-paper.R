@@ -22,8 +22,11 @@
 #
 # Each block of splits is saved in data-raw/checkpoints/ when it finishes; a
 # re-run with the same settings skips the blocks already there (the run time
-# recorded is then the sum of the blocks' run times). Blocks give the same
-# results as one run: every cell has its own random state.
+# recorded is then the sum of the blocks' run times). Within a block, every
+# finished cell is saved at once in data-raw/checkpoints/cells/
+# (reproduce_paper(checkpoint = )), so a run killed mid-block loses no
+# finished cell either. Blocks give the same results as one run: every cell
+# has its own random state.
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
 env_list <- function(var, default) {
@@ -70,7 +73,8 @@ for (b in blocks) {
   cat(sprintf("splits %d-%d ...\n", min(b), max(b)))
   res <- reproduce_paper(datasets = datasets, learners = learners,
                          kernels = kernels, splits = splits, split_ids = b,
-                         path = path, download = is.null(path))
+                         path = path, download = is.null(path),
+                         checkpoint = file.path(ckdir, "cells"))
   cat(sprintf("splits %d-%d: %.1f min\n", min(b), max(b),
               attr(res, "run_info")$elapsed_seconds / 60))
   saveRDS(list(settings = settings, result = res), f)

@@ -52,7 +52,9 @@ Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same,
                                     r.eigval.begin(), r.eigval.end()),
         Rcpp::Named("scatter") = r.S, Rcpp::Named("dim") = static_cast<int>(r.dim),
         Rcpp::Named("n_negative") = static_cast<int>(r.n_negative),
-        Rcpp::Named("n_edges") = static_cast<int>(g.weight.n_elem));
+        Rcpp::Named("n_edges") = static_cast<int>(g.weight.n_elem),
+        Rcpp::Named("span_rank") = static_cast<int>(r.span_rank),
+        Rcpp::Named("retention") = r.retention);
   });
 }
 
@@ -69,6 +71,7 @@ Rcpp::List cpp_kdne_fit(const arma::mat& K, const Rcpp::IntegerMatrix& same,
         Rcpp::Named("U") = r.U, Rcpp::Named("eigenvalues") = Rcpp::NumericVector(
                                     r.eigval.begin(), r.eigval.end()),
         Rcpp::Named("dim") = static_cast<int>(r.dim),
-        Rcpp::Named("n_negative") = static_cast<int>(r.n_negative));
+        Rcpp::Named("n_negative") = static_cast<int>(r.n_negative),
+        Rcpp::Named("retention") = r.retention);
   });
 }

@@ -120,6 +120,7 @@ test_that("default dim is the number of negative eigenvalues", {
   ev <- eigen(S, symmetric = TRUE)$values
   expect_identical(nrow(fit$L), sum(ev < 0))
   expect_identical(fit$n_negative, sum(ev < 0))
+  expect_identical(fit$retention, 1)  # D < n - 1: affinely dependent points
   expect_lt(nrow(fit$L), ncol(d$x))  # the noise columns are dropped
   # the chosen rows span the eigenvectors of the negative eigenvalues
   V <- eigen(S, symmetric = TRUE)$vectors[, ev < 0, drop = FALSE]
@@ -284,4 +285,121 @@ test_that("bad input gives clear errors", {
                "`targets$same` must be an integer matrix", fixed = TRUE)
   expect_error(dne(Species ~ ., data = iris, dim = 0),
                "`dim` must be a single whole number >= 1.", fixed = TRUE)
+})
+
+test_that("targets without a single neighbour are an error, as for lmnn()", {
+  d <- make_data(n = 30)
+  none <- list(same = matrix(NA_integer_, 30, 2), other = matrix(NA_integer_, 30, 2))
+  msg <- "`targets` lists no neighbour at all (`targets$same` and `targets$other` are all NA): the graph has no edge, so there is nothing to learn."
+  expect_error(dne(d$x, d$y, targets = none), msg, fixed = TRUE)
+  expect_error(kdne(d$x, d$y, targets = none), msg, fixed = TRUE)
+  expect_error(lmnn(d$x, d$y, targets = none$same),
+               "`targets` lists no neighbour at all (all NA).", fixed = TRUE)
+  # one kind of neighbour is enough
+  only_other <- none
+  only_other$other[1, 1] <- which(d$y != d$y[1])[1]
+  expect_silent(dne(d$x, d$y, targets = only_other))
+})
+
+# p > n: plain-R references (dense D x D scatter, explicit leave-one-out
+# projections) for the span solution and the dimension rule.
+pn_data <- function(n, p, seed, signal = 1) {
+  set.seed(seed)
+  y <- factor(rep(c("a", "b", "c"), length.out = n))
+  x <- matrix(rnorm(n * p), n)
+  x[, 1:5] <- x[, 1:5] + signal * as.integer(y)
+  list(x = x, y = y)
+}
+
+test_that("p > n: the span solution equals the full eigenproblem", {
+  d <- pn_data(12, 30, seed = 21)
+  xs <- scale(d$x)
+  for (lam in c(0, 0.7)) {
+    fit <- dne(d$x, d$y, k = 2, lambda = lam)
+    W <- ref_W(ref_neighbors(xs, d$y, 2), nrow(xs))
+    S <- t(xs) %*% (diag(rowSums(W)) - W) %*% xs
+    e <- eigen(S, symmetric = TRUE)
+    ev <- rev(e$values)
+    expect_null(fit$scatter)
+    expect_match(fit$convergence$message, "in the 11-dimensional span of the centred training points",
+                 fixed = TRUE)
+    # all D eigenvalues, the D - 11 outside the span exactly lambda
+    expect_equal(fit$eigenvalues, ev + lam, tolerance = 1e-9)
+    expect_identical(sum(fit$eigenvalues == lam), 30L - 11L)
+    for (dd in c(1L, 3L, 6L, 11L, 19L, 25L, 30L)) {
+      f <- dne(d$x, d$y, k = 2, dim = dd, lambda = lam)
+      A <- f$L
+      expect_equal(A %*% t(A), diag(dd), tolerance = 1e-10, ignore_attr = TRUE)
+      # the same objective: the sum of the dd smallest eigenvalues of S
+      expect_equal(sum(diag(A %*% S %*% t(A))), sum(ev[seq_len(dd)]), tolerance = 1e-9)
+      expect_equal(f$convergence$objective, sum(ev[seq_len(dd)]) + lam * dd, tolerance = 1e-9)
+      # and the same subspace where the eigenvalues are separated
+      if (dd < 30 && ev[dd + 1] - ev[dd] > 1e-6 * max(abs(ev))) {
+        V <- e$vectors[, 30:1][, seq_len(dd), drop = FALSE]
+        expect_equal(crossprod(A), V %*% t(V), tolerance = 1e-8, ignore_attr = TRUE)
+      }
+    }
+  }
+  # D = n - 1 takes the same path and agrees with the reference too
+  d2 <- pn_data(12, 11, seed = 22)
+  f2 <- dne(d2$x, d2$y, k = 2, dim = 4)
+  xs2 <- scale(d2$x)
+  W2 <- ref_W(ref_neighbors(xs2, d2$y, 2), 12)
+  S2 <- t(xs2) %*% (diag(rowSums(W2)) - W2) %*% xs2
+  expect_equal(f2$eigenvalues, sort(eigen(S2, symmetric = TRUE)$values), tolerance = 1e-9)
+  expect_equal(f2$convergence$objective, sum(sort(eigen(S2, symmetric = TRUE)$values)[1:4]),
+               tolerance = 1e-9)
+})
+
+test_that("the automatic dimension counts the negative eigenvalues beyond (1 - retention) x the largest", {
+  # ordinary data (affinely dependent points): retention 1, every negative
+  d <- make_data(n = 90, seed = 4)
+  fit <- dne(d$x, d$y, k = 3)
+  expect_identical(fit$retention, 1)
+  expect_identical(nrow(fit$L), fit$n_negative)
+  # p > n: the retention of plain R's leave-one-out projections
+  for (s in 1:3) {
+    d <- pn_data(15, 60, seed = 30 + s, signal = 0.5)
+    fit <- dne(d$x, d$y, k = 2)
+    rho <- ref_retention(scale(d$x))
+    expect_equal(fit$retention, rho, tolerance = 1e-8)
+    expect_gt(rho, 0)
+    expect_lt(rho, 1)
+    ev <- fit$eigenvalues
+    want <- max(1L, sum(ev < -(1 - rho) * max(ev)))
+    expect_identical(nrow(fit$L), want)
+    expect_lt(nrow(fit$L), fit$n_negative)
+    expect_identical(fit$n_negative, sum(ev < -1e-9 * max(abs(ev))))
+    expect_identical(fit$settings$dim_rule, "negative eigenvalues below -(1 - retention) x the largest")
+  }
+})
+
+test_that("p >> n: DNE and KDNE are not collapsed (1-NN near Euclidean or better)", {
+  gen <- function(n, seed) {
+    set.seed(seed)
+    y <- factor(rep(c("a", "b"), length.out = n))
+    x <- matrix(rnorm(n * 3000), n)
+    x[, 1:20] <- x[, 1:20] + 0.8 * (2 * as.integer(y) - 3)
+    list(x = x, y = y)
+  }
+  tr <- gen(40, 1)
+  te <- gen(300, 2)
+  xs <- scale(tr$x)
+  xt <- scale(te$x, attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
+  euclid <- mean(knn_classify(xs, tr$y, xt)$class == te$y)
+  fd <- dne(tr$x, tr$y)
+  pd <- predict(fd, te$x)
+  fk <- kdne(tr$x, tr$y)
+  pk <- predict(fk, te$x)
+  expect_gte(mean(pd == te$y), euclid - 0.05)
+  expect_gte(mean(pk == te$y), euclid - 0.05)
+  # both classes are predicted, in fair shares
+  expect_gt(min(table(pd)) / length(pd), 0.25)
+  expect_gt(min(table(pk)) / length(pk), 0.25)
+  # the retention shows the p >> n regime; the negative eigenvalues that
+  # the graph alone produces are not all kept
+  expect_lt(fd$retention, 0.1)
+  expect_lt(fk$retention, 0.1)
+  expect_lt(nrow(fd$L), fd$n_negative)
+  expect_lt(nrow(fk$L), fk$n_negative)
 })

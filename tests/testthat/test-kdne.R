@@ -58,8 +58,14 @@ test_that("feature-space neighbours and the generalized eigenproblem match plain
   dd <- nrow(U)
   # one generalized eigenvalue is exactly 0 (u = K^{-1} 1, as (D - W) 1 = 0);
   # rounding may put it on either side of zero
-  expect_identical(dd, sum(mu < -1e-8 * max(abs(mu))))
+  expect_identical(fit$n_negative, sum(mu < -1e-8 * max(abs(mu))))
   expect_lt(min(abs(mu)), 1e-8 * max(abs(mu)))
+  # the mapped points are affinely independent (full-rank kernel): the
+  # retention of their KPCA coordinates sets the automatic dimension
+  Z <- kd_kpca_coords(K, tol = 1e-8)
+  expect_identical(ncol(Z), n - 1L)
+  expect_equal(fit$retention, ref_retention(Z), tolerance = 1e-6)
+  expect_identical(dd, max(1L, sum(mu < -(1 - fit$retention) * max(mu))))
   expect_equal(U %*% B %*% t(U), diag(dd), tolerance = 1e-8, ignore_attr = TRUE)
   expect_equal(sum(diag(U %*% M %*% t(U))), fit$convergence$objective,
                tolerance = 1e-8)
@@ -86,6 +92,11 @@ test_that("kernel-trick and KPCA-trick objectives agree on a full-rank kernel", 
   expect_identical(fd$targets, fk$targets)
   expect_identical(fd$n_negative, fk$n_negative)
   expect_gt(fk$n_negative, 2L)
+  # the points are affinely independent in feature space: the same retention
+  # (below 1) and so the same automatic dimension
+  expect_lt(fk$retention, 1)
+  expect_equal(fd$retention, fk$retention, tolerance = 1e-6)
+  expect_identical(nrow(fd$L), nrow(fk$L))
   # sum of the d smallest generalized eigenvalues = DNE objective, any
   # d <= number of negative eigenvalues
   for (dd in c(1L, 3L, fk$n_negative)) {

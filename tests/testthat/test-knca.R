@@ -145,3 +145,28 @@ test_that("knca rejects bad input", {
                "`dim` (5) exceeds the rank of the centred Gram matrix (4); use a smaller `dim` or init = \"random\".",
                fixed = TRUE)
 })
+
+test_that("?knca documents knca()'s own arguments only", {
+  skip_if(!nzchar(system.file("help", package = "kmaha")), "help pages not installed")
+  rd <- tools::Rd_db("kmaha")
+  args_of <- function(page) {
+    items <- Filter(function(e) identical(attr(e, "Rd_tag"), "\\arguments"), page)
+    out <- list()
+    for (blk in items) for (it in blk) if (identical(attr(it, "Rd_tag"), "\\item")) {
+      out[[paste(unlist(it[[1]]), collapse = "")]] <- gsub("\\s+", " ", trimws(paste(unlist(it[[2]]), collapse = "")))
+    }
+    out
+  }
+  a <- args_of(rd[["knca.Rd"]])
+  expect_identical(a$max_iter, "Maximum number of L-BFGS-B iterations.")
+  # an argument is said to act for the mini-batch method only where the
+  # function has that method
+  for (nm in names(rd)) {
+    txt <- paste(unlist(args_of(rd[[nm]])), collapse = " ")
+    if (grepl("minibatch", txt, fixed = TRUE)) {
+      usage <- paste(unlist(Filter(function(e) identical(attr(e, "Rd_tag"), "\\usage"), rd[[nm]])),
+                     collapse = "")
+      expect_true(grepl("batch_size", usage, fixed = TRUE), label = nm)
+    }
+  }
+})

@@ -174,3 +174,44 @@ test_that("apply_map() is x %*% t(L) with the same dimnames, through Eigen", {
                ignore_attr = TRUE)
   expect_error(apply_map(x, L[, 1:4]), "one column per column of X")
 })
+
+test_that("target_neighbors() bounds k by the rows there are", {
+  x <- as.matrix(iris[, 1:4])
+  expect_error(target_neighbors(x, iris$Species, k = 1e9),
+               "`k` (1000000000) must not exceed the number of rows of `x` minus one (149): a row has no more other rows to be its neighbours.",
+               fixed = TRUE)
+  expect_error(target_neighbors(x, iris$Species, k = 1e10),
+               "`k` (1e+10) must be at most 2147483647.", fixed = TRUE)
+  # the largest k allowed: every other row of the class, then NA
+  tn <- target_neighbors(x, iris$Species, k = 149)
+  expect_identical(dim(tn), c(150L, 149L))
+  expect_identical(unname(rowSums(!is.na(tn))), rep(49, 150))
+})
+
+test_that("kNN and the neighbour searches do not depend on the scale of the inputs", {
+  x <- as.matrix(iris[, 1:4])
+  y <- iris$Species
+  idx <- seq(1, 150, 2)
+  ref <- knn_classify(x[idx, ], y[idx], x[-idx, ], k = 3)
+  ref_loo <- knn_classify(x[idx, ], y[idx], k = 3)
+  ref_same <- target_neighbors(x, y, 3)
+  ref_other <- target_neighbors(x, y, 3, "other")
+  dne_nb <- function(z) kmaha:::core_dne_neighbors(z, as.integer(y), 2L, FALSE, kmaha:::kmaha_context())
+  ref_dne <- dne_nb(x)
+  expect_identical(ref_dne, dne(x, y, k = 2, dim = 2, scale = FALSE)$targets)
+  # powers of two rescale exactly, so everything must be identical, including
+  # ties; squared distances at 2^-700 underflow and at 2^700 overflow
+  for (s in 2^c(-1000, -700, -120, 120, 700, 1000)) {
+    expect_identical(knn_classify(x[idx, ] * s, y[idx], x[-idx, ] * s, k = 3), ref)
+    expect_identical(knn_classify(x[idx, ] * s, y[idx], k = 3), ref_loo)
+    expect_identical(target_neighbors(x * s, y, 3), ref_same)
+    expect_identical(target_neighbors(x * s, y, 3, "other"), ref_other)
+    expect_identical(dne_nb(x * s), ref_dne)
+  }
+  # the case reported: inputs scaled by 1e-200 (not a power of two)
+  acc <- function(f) mean(f$class == y[-idx])
+  tiny <- knn_classify(x[idx, ] * 1e-200, y[idx], x[-idx, ] * 1e-200)
+  # (rounding may resolve a tie differently: at most one test point apart)
+  expect_lte(abs(acc(tiny) - acc(knn_classify(x[idx, ], y[idx], x[-idx, ]))), 1 / 75 + 1e-12)
+  expect_gt(acc(tiny), 0.9)
+})

@@ -384,7 +384,7 @@ test_that("the training accuracy is labelled optimistic: on noise it is far abov
   # is what print() shows, with its label
   expect_output(print(fit), sprintf("training accuracy: %.3f (leave-one-out 1-NN on the training points: optimistic)",
                                     fit$train_accuracy), fixed = TRUE)
-  expect_gt(fit$train_accuracy, 0.9)
+  expect_gt(fit$train_accuracy, 0.75)
 })
 
 test_that("kmaha(kernel = 'linear') and NCA fits print what they are", {

@@ -125,6 +125,19 @@ test_that("reproduce_paper() rejects bad arguments", {
   expect_error(reproduce_paper(datasets = "iris", learner_args = list(knn = list())),
                "`learner_args` must be a named list with elements among \"nca\", \"lmnn\", \"dne\", each a list of learner arguments.",
                fixed = TRUE)
+  # learner_args are checked against the learners' arguments, up front
+  expect_error(reproduce_paper(datasets = "iris", learner_args = list(nca = list(maxiter = 5))),
+               "`learner_args$nca` sets 'maxiter', not an argument of nca() (did you mean 'max_iter'?); its arguments are dim, init, lambda, max_iter, tol, verbose, num_threads, method, batch_size.",
+               fixed = TRUE)
+  expect_error(reproduce_paper(datasets = "iris", learner_args = list(dne = list(k = 2, zzzzzz = 1, q = 2))),
+               "`learner_args$dne` sets 'zzzzzz', 'q', not an argument of dne(); its arguments are k, dim, targets, lambda.",
+               fixed = TRUE)
+  expect_error(reproduce_paper(datasets = "iris", learner_args = list(lmnn = list(scale = FALSE))),
+               "`learner_args$lmnn` must not set 'scale': reproduce_paper() supplies it (the training split, standardized).",
+               fixed = TRUE)
+  expect_error(reproduce_paper(datasets = "iris", learner_args = list(lmnn = list(3))),
+               "`learner_args$lmnn` must be a named list of lmnn() arguments, e.g. list(lambda = 0.1).",
+               fixed = TRUE)
   expect_error(compress <- kmaha:::compress_ids(c(1L, 2L, 3L, 5L, 7L, 8L)), NA)
   expect_identical(compress, c("1-3", "5", "7-8"))
 })
@@ -139,6 +152,19 @@ test_that("a failing cell is recorded, not fatal", {
   expect_true(is.na(res$accuracy))
   expect_match(res$error, "max_iter", fixed = TRUE)
   expect_identical(summary(res)$failed, 1L)
+  # print() says why, with the cell
+  out <- capture.output(print(res))
+  expect_true("1 cell fit(s) failed (accuracy NA)." %in% out)
+  expect_true(paste0("  1 cell(s), e.g. iris split 1 nca linear: ", res$error) %in% out)
+  # several messages: the most frequent first, at most three
+  res2 <- reproduce_paper(datasets = "iris", learners = c("nca", "dne"), kernels = "linear",
+                          splits = 3, learner_args = list(nca = list(max_iter = -1),
+                                                          dne = list(k = 0)))
+  out2 <- capture.output(print(res2))
+  i <- grep("cell fit(s) failed", out2, fixed = TRUE)
+  expect_identical(out2[i], "6 cell fit(s) failed (accuracy NA).")
+  expect_identical(substr(out2[i + 1:2], 1, 30),
+                   c("  3 cell(s), e.g. iris split 1", "  3 cell(s), e.g. iris split 1"))
 })
 
 test_that("summary() agrees with a hand computation", {

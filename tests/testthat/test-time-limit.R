@@ -32,7 +32,7 @@ test_that("a time limit inside the core is R's own error, caught by tryCatch(err
       lmnn = limited(lmnn(x, y, dim = 5, max_iter = 1e6, tol = 1e-300)),
       kpca = limited(kpca(xx, rbf_kernel(1), rank = 200, tol = 1e-300,
                           method = "truncated")),
-      knn = limited(knn_classify(xx, factor(rep(1:2, 1500)), xx[rep(1:3000, 40), ], k = 3))
+      knn = limited(knn_classify(xx, factor(rep(1:2, 1500)), xx[rep(1:3000, 400), ], k = 3))
     )
     # try() prints the error as R does at the top level
     setTimeLimit(elapsed = 1, transient = TRUE)

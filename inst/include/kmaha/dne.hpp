@@ -159,6 +159,11 @@ inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k
                           arma::uword block, const context& ctx) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  const double c = detail::rank_scale(X);
+  if (c != 1.0) {  // rank on rescaled points (detail::rank_scale())
+    dne_neighbors(arma::mat(X / c), y, k, same, other, block, ctx);
+    return;
+  }
   same.set_size(n, k);
   other.set_size(n, k);
   if (k == 0 || n == 0) return;
@@ -244,58 +249,238 @@ inline arma::mat dne_scatter(const arma::mat& X, const dne_graph& g,
 struct dne_result {
   arma::mat A;        // d x D, orthonormal rows
   arma::vec eigval;   // all D eigenvalues of S + lambda I, ascending
-  arma::mat S;        // X' (D - W) X
+  arma::mat S;        // X' (D - W) X; empty when solved in the span (below)
   arma::uword dim = 0;
   arma::uword n_negative = 0;  // eigenvalues of S + lambda I below -tol
+  arma::uword span_rank = 0;   // rank r of the centred data when solved in
+                               // their span (D >= n - 1), else 0
+  double retention = 1.0;      // see detail::retention()
 };
 
 namespace detail {
-// Number of eigenvalues (ascending) below -tol, tol = 10 p eps_mach max|ev|:
-// eigenvalues that are zero up to rounding do not count as negative.
+// Tolerance below which an eigenvalue (of m) is zero up to rounding:
+// 10 m eps_mach max|ev|.
+inline double zero_tol(const arma::vec& ev) {
+  if (ev.n_elem == 0) return 0.0;
+  return 10.0 * ev.n_elem * std::numeric_limits<double>::epsilon() *
+         arma::abs(ev).max();
+}
+
+// Number of eigenvalues below -zero_tol(ev): eigenvalues that are zero up to
+// rounding do not count as negative.
 inline arma::uword count_negative(const arma::vec& ev) {
-  if (ev.n_elem == 0) return 0;
-  const double scale = arma::abs(ev).max();
-  const double tol = 10.0 * ev.n_elem * std::numeric_limits<double>::epsilon() * scale;
+  const double tol = zero_tol(ev);
   arma::uword c = 0;
   for (arma::uword i = 0; i < ev.n_elem; ++i) c += ev[i] < -tol ? 1 : 0;
   return c;
 }
 
+// Retention of n training points: the share of their spread that lies
+// within what the other points span, i.e. that a new point of the same
+// distribution can share.  Each point x_i is replaced by its
+// leave-one-out position, its orthogonal projection onto the affine span of
+// the other points, and
+//     rho = sum_i ||loo(x_i) - mean||^2 / sum_i ||x_i - mean||^2.
+// When the points are affinely dependent (centred rank r < n - 1, e.g. D <
+// n - 1), each one lies in the span of the others and rho = 1.  When they
+// are affinely independent (D >= n - 1, or kernel coordinates of full rank),
+// every point has a private part outside the others' span, and rho < 1; for
+// p >> n noise rho is near 0.  From the eigen-decomposition of the centred
+// Gram matrix, Gc = U diag(s) U' (r = n - 1 kept directions), whose
+// pseudo-inverse Q = U diag(1/s) U' is the leading block of the inverse of
+// the bordered matrix [Gc 1; 1' 0]: the residual of x_i is
+// sum_j Q_ij x_j / Q_ii, so in the coordinates Z = U diag(s)^(1/2) the
+// leave-one-out positions are Z - diag(1/Q_ii) U diag(s)^(-1/2).
+inline double retention(const arma::mat& U, const arma::vec& s, arma::uword n) {
+  if (n < 3 || U.n_cols + 1 < n) return 1.0;
+  const arma::vec isq = 1.0 / arma::sqrt(s);
+  const arma::vec sq = arma::sqrt(s);
+  const arma::vec qd = arma::square(U) * (1.0 / s);  // Q_ii
+  double num = 0.0, den = 0.0;
+  for (arma::uword k = 0; k < U.n_cols; ++k) {
+    for (arma::uword i = 0; i < n; ++i) {
+      const double z = U(i, k) * sq[k];
+      const double zl = z - U(i, k) * isq[k] / qd[i];
+      num += zl * zl;
+      den += z * z;
+    }
+  }
+  if (!(den > 0.0) || !std::isfinite(num)) return 1.0;
+  return std::min(1.0, num / den);
+}
+
+// The automatic dimension of DNE and KDNE from the ascending eigenvalues
+// `ev` of their symmetric problem (after any shift by lambda) and the
+// retention rho of the points (retention()): the number of eigenvalues
+// below -max((1 - rho) mu_max, tol), at least 1, with mu_max the largest
+// eigenvalue when positive (else 0).  Without class information the
+// same-class and other-class neighbour sums are exchangeable and the
+// spectrum is symmetric about 0, so mu_max is the size of the eigenvalues
+// that chance alone produces; the share 1 - rho of the spread is private to
+// the training points, and negative eigenvalues within (1 - rho) mu_max of 0
+// are not trusted.  With rho = 1 (ordinary data) every negative eigenvalue
+// counts.
+inline arma::uword automatic_dim(const arma::vec& ev, double rho) {
+  if (ev.n_elem == 0) return 1;
+  const double top = std::max(ev[ev.n_elem - 1], 0.0);
+  const double thr = std::max((1.0 - std::min(std::max(rho, 0.0), 1.0)) * top,
+                              zero_tol(ev));
+  arma::uword c = 0;
+  for (arma::uword i = 0; i < ev.n_elem; ++i) c += ev[i] < -thr ? 1 : 0;
+  return std::max<arma::uword>(1, c);
+}
+
 // Eigen-solve of a symmetric matrix and the DNE/KDNE dimension rule: the
-// eigenvectors of the `dim` smallest eigenvalues, or, with dim = 0, of all
-// negative ones (at least one), with fixed signs.
+// eigenvectors of the `dim` smallest eigenvalues, or, with dim = 0, of the
+// automatic dimension for retention rho, with fixed signs.
 inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
-                                  const char* who, arma::vec& eigval,
-                                  arma::uword& n_negative,
+                                  const char* who, double rho,
+                                  arma::vec& eigval, arma::uword& n_negative,
                                   arma::uword& dim_out) {
   arma::mat V;
   if (!arma::eig_sym(eigval, V, S))
     throw error(error_kind::numerical, std::string(who) + ": the eigen-decomposition failed");
   n_negative = count_negative(eigval);
-  dim_out = dim > 0 ? dim : std::max<arma::uword>(1, n_negative);
+  dim_out = dim > 0 ? dim : automatic_dim(eigval, rho);
   arma::mat Vd = V.cols(0, dim_out - 1);
   fix_signs(Vd);
   return Vd;
 }
+
+// Eigen-decomposition of a centred Gram matrix Gc (n x n), keeping the
+// directions with eigenvalue above rtol times the largest (U: n x r, s: r).
+inline void centred_gram_eigen(const arma::mat& Gc, arma::mat& U, arma::vec& s,
+                               const char* who, double rtol = 1e-10) {
+  arma::mat G = 0.5 * (Gc + Gc.t());
+  arma::vec ev;
+  arma::mat V;
+  if (!arma::eig_sym(ev, V, G))
+    throw error(std::string(who) + ": the eigen-decomposition failed");
+  const double top = ev.n_elem ? ev.max() : 0.0;
+  const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > rtol * top))
+                                    : arma::uvec();
+  U = V.cols(keep);
+  s = ev.elem(keep);
+}
+
+// An orthonormal basis B (D x r) of the span of the centred rows of X
+// (n x D), the coordinates Z = Xc B (n x r) of the points in it and their
+// retention(), from the eigen-decomposition of the n x n Gram matrix
+// Xc Xc' = U diag(s) U': B = Xc' U_r diag(s_r)^(-1/2) and
+// Z = U_r diag(s_r)^(1/2), keeping the eigenvalues above rtol times the
+// largest (cost O(n^2 D), not O(D^3)).
+inline void centred_row_span(const arma::mat& X, arma::mat& B, arma::mat& Z,
+                             double& rho) {
+  const arma::mat Xc = X.each_row() - arma::mean(X, 0);
+  arma::mat U;
+  arma::vec s;
+  centred_gram_eigen(Xc * Xc.t(), U, s, "dne");
+  B = Xc.t() * U;
+  Z = U;
+  for (arma::uword c = 0; c < s.n_elem; ++c) {
+    B.col(c) /= std::sqrt(s[c]);
+    Z.col(c) *= std::sqrt(s[c]);
+  }
+  rho = retention(U, s, X.n_rows);
+}
+
+// c orthonormal vectors orthogonal to the orthonormal columns of B (D x r),
+// by Gram-Schmidt on the coordinate vectors e_j with column pivoting (the
+// e_j with the largest remaining component first, the lower j on ties):
+// deterministic, and cheap for small c.
+inline arma::mat complement_basis(const arma::mat& B, arma::uword c) {
+  const arma::uword D = B.n_rows;
+  if (B.n_cols + c > D) throw error("dne: the complement is too small");
+  arma::mat Q(D, c);
+  arma::vec left = 1.0 - arma::sum(arma::square(B), 1);  // ||(I - P) e_j||^2
+  for (arma::uword t = 0; t < c; ++t) {
+    const arma::uword j = left.index_max();
+    arma::vec v(D, arma::fill::zeros);
+    v[j] = 1.0;
+    for (int pass = 0; pass < 2; ++pass) {  // twice is enough (Kahan)
+      v -= B * (B.t() * v);
+      if (t > 0) v -= Q.cols(0, t - 1) * (Q.cols(0, t - 1).t() * v);
+    }
+    const double nv = arma::norm(v);
+    if (!(nv > 0.5 * std::sqrt(std::max(left[j], 0.0))) || !(nv > 1e-8))
+      throw error("dne: could not complete the orthonormal basis");
+    v /= nv;
+    Q.col(t) = v;
+    left -= arma::square(v);
+    left[j] = -1.0;  // used
+  }
+  return Q;
+}
 }  // namespace detail
 
-// DNE on the rows of X with graph g.  dim = 0 selects the number of negative
-// eigenvalues of S + lambda I (at least 1).  lambda adds lambda * ||A||_F^2
-// to the objective: under A A' = I that is the constant lambda * d, so the
-// map for a given d is unchanged while a direction is only kept by the
-// automatic choice of d if its eigenvalue is below -lambda.
+// DNE on the rows of X with graph g.  dim = 0 selects the automatic
+// dimension (detail::automatic_dim()).  lambda adds lambda * ||A||_F^2 to the
+// objective: under A A' = I that is the constant lambda * d, so the map for
+// a given d is unchanged while the automatic choice of d sees the shifted
+// eigenvalues.
+//
+// When D >= n - 1 the problem is solved in the span of the centred points:
+// S = Xc' (D - W) Xc (since (D - W) 1 = 0) vanishes on the orthogonal
+// complement of that span, so with the basis B and coordinates Z = Xc B of
+// detail::centred_row_span() the eigenpairs of S are those of the r x r
+// matrix Z' (D - W) Z (eigenvectors B v) and D - r zeros (eigenvectors any
+// orthonormal basis of the complement).  Cost O(n^2 D + n^3) instead of
+// O(n D^2 + D^3); S itself is not formed (dne_result::S stays empty).
 inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
                           arma::uword dim, double lambda, const context& ctx) {
-  const arma::uword p = X.n_cols;
-  if (X.n_rows != g.n) throw error("dne: data and graph sizes differ");
+  const arma::uword p = X.n_cols, n = X.n_rows;
+  if (n != g.n) throw error("dne: data and graph sizes differ");
   if (dim > p) throw error("dne: dim exceeds the number of features");
   if (!(lambda >= 0.0)) throw error("dne: lambda must be non-negative");
   dne_result r;
-  r.S = dne_scatter(X, g, ctx);
-  arma::mat Sr = r.S;
-  if (lambda > 0.0) Sr.diag() += lambda;
-  const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", r.eigval,
-                                                r.n_negative, r.dim);
+  if (n == 0 || p + 1 < n) {
+    r.S = dne_scatter(X, g, ctx);
+    arma::mat Sr = r.S;
+    if (lambda > 0.0) Sr.diag() += lambda;
+    const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", 1.0, r.eigval,
+                                                  r.n_negative, r.dim);
+    r.A = Vd.t();
+    return r;
+  }
+  // In the span of the centred points.
+  arma::mat B, Z;
+  detail::centred_row_span(X, B, Z, r.retention);
+  check_interrupt(ctx.interrupt);
+  const arma::uword rk = B.n_cols;
+  r.span_rank = rk;
+  arma::vec ev_s;
+  arma::mat V;
+  if (rk > 0) {
+    arma::mat Ss = detail::scatter_of_columns(Z.t(), g, ctx);
+    if (lambda > 0.0) Ss.diag() += lambda;
+    if (!arma::eig_sym(ev_s, V, Ss))
+      throw error(error_kind::numerical, "dne: the eigen-decomposition failed");
+  }
+  // All D eigenvalues: the r of the span merged (ascending) with D - r
+  // copies of lambda from the complement; a span eigenvalue below lambda
+  // comes first.
+  const arma::uword ns = static_cast<arma::uword>(
+      std::lower_bound(ev_s.begin(), ev_s.end(), lambda) - ev_s.begin());
+  r.eigval.set_size(p);
+  for (arma::uword i = 0; i < ns; ++i) r.eigval[i] = ev_s[i];
+  for (arma::uword i = ns; i < ns + (p - rk); ++i) r.eigval[i] = lambda;
+  for (arma::uword i = ns; i < rk; ++i) r.eigval[i + (p - rk)] = ev_s[i];
+  r.n_negative = detail::count_negative(r.eigval);
+  r.dim = dim > 0 ? dim : detail::automatic_dim(r.eigval, r.retention);
+  // The rows of A: span eigenvectors up to ns, then complement vectors,
+  // then the remaining span eigenvectors.
+  const arma::uword from_span_low = std::min(r.dim, ns);
+  const arma::uword from_comp = std::min(r.dim - from_span_low, p - rk);
+  const arma::uword from_span_high = r.dim - from_span_low - from_comp;
+  arma::mat Vd(p, r.dim);
+  if (from_span_low > 0) Vd.cols(0, from_span_low - 1) = B * V.cols(0, from_span_low - 1);
+  if (from_comp > 0)
+    Vd.cols(from_span_low, from_span_low + from_comp - 1) =
+        detail::complement_basis(B, from_comp);
+  if (from_span_high > 0)
+    Vd.cols(from_span_low + from_comp, r.dim - 1) =
+        B * V.cols(ns, ns + from_span_high - 1);
+  detail::fix_signs(Vd);
   r.A = Vd.t();
   return r;
 }
@@ -305,9 +490,12 @@ struct kdne_result {
   arma::vec eigval;   // all n generalized eigenvalues, ascending
   arma::uword dim = 0;
   arma::uword n_negative = 0;
+  double retention = 1.0;  // of the mapped points (detail::retention())
 };
 
-// KDNE on Gram matrix K (n x n) with graph g; dim = 0 as in dne_fit().
+// KDNE on Gram matrix K (n x n) with graph g; dim = 0 as in dne_fit(), with
+// the retention of the mapped points phi(x_i) computed from the centred Gram
+// matrix (one more n x n eigen-decomposition).
 // Throws a kmaha::error of kind singular when K + eps I has no reliable
 // Cholesky factor.
 inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
@@ -341,8 +529,20 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   C = 0.5 * (C + C.t());
   check_interrupt(ctx.interrupt);
   kdne_result r;
-  const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.eigval,
-                                                r.n_negative, r.dim);
+  {
+    arma::mat Kc = 0.5 * (K + K.t());
+    Kc.each_col() -= arma::mean(Kc, 1);
+    Kc.each_row() -= arma::mean(Kc, 0);
+    arma::mat Ug;
+    arma::vec sg;
+    // (the relative tolerance of kpca(), so that the kernel trick and the
+    // KPCA trick see the same rank)
+    detail::centred_gram_eigen(Kc, Ug, sg, "kdne", 1e-8);
+    r.retention = detail::retention(Ug, sg, n);
+  }
+  check_interrupt(ctx.interrupt);
+  const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.retention,
+                                                r.eigval, r.n_negative, r.dim);
   r.U = arma::solve(arma::trimatu(R), Vd).t();
   return r;
 }

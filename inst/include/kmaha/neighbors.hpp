@@ -38,6 +38,25 @@ inline void k_smallest(const double* d, arma::uword n, arma::uword k,
 struct search_scratch {
   std::vector<arma::uword> cand, row;
 };
+
+// Neighbour order does not change when every point is divided by the same
+// power of two (which is exact), but squared distances do not survive
+// extreme magnitudes: for_each_distance_block() rescales the points, then
+// multiplies the distances back, and distances between points below ~1e-154
+// underflow to 0 there (every point equally near) and between points above
+// ~1e154 overflow to inf.  The searches below therefore rank points divided
+// by this factor: the power of two just above their largest |entry| when that
+// lies outside [2^-100, 2^100], else 1 (no copy).
+inline double rank_scale(const arma::mat& X, const arma::mat* Q = nullptr) {
+  double m = max_abs_entry(X);
+  if (Q) m = std::max(m, max_abs_entry(*Q));
+  if (!(m > 0.0) || !std::isfinite(m) ||
+      (m <= std::ldexp(1.0, 100) && m >= std::ldexp(1.0, -100)))
+    return 1.0;
+  int e = 0;
+  std::frexp(m, &e);
+  return std::ldexp(1.0, e);
+}
 }  // namespace detail
 
 // k nearest training rows (of X, n x D) for each query row (of Q, m x D).
@@ -51,6 +70,12 @@ inline arma::umat knn_search(const arma::mat& X, const arma::mat& Q,
                              const context& ctx) {
   const arma::uword n = X.n_rows, m = Q.n_rows;
   if (k > (self ? n - 1 : n)) throw error("knn_search: k exceeds training size");
+  const double c = detail::rank_scale(X, self ? nullptr : &Q);
+  if (c != 1.0) {  // rank on rescaled points (detail::rank_scale())
+    const arma::mat Xs = X / c;
+    return self ? knn_search(Xs, Xs, k, true, block, ctx)
+                : knn_search(Xs, arma::mat(Q / c), k, false, block, ctx);
+  }
   arma::umat idx(m, k);
   per_thread<detail::search_scratch> work(ctx.threads);
   for_each_distance_block(
@@ -81,6 +106,9 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
                                   const context& ctx) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("class_neighbors: labels length mismatch");
+  const double c = detail::rank_scale(X);
+  if (c != 1.0)  // rank on rescaled points (detail::rank_scale())
+    return class_neighbors(arma::mat(X / c), y, k, same, block, ctx);
   arma::umat idx(n, k);
   per_thread<detail::search_scratch> work(ctx.threads);
   for_each_distance_block(

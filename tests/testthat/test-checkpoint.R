@@ -1,0 +1,124 @@
+# reproduce_paper(checkpoint = dir): every finished cell saved at once and
+# atomically, a re-run computes only what is missing, a checkpoint of other
+# settings is refused, and a run killed part-way (a child R process with two
+# multisession workers, SIGKILL) resumes to the rows of an uninterrupted run.
+
+ckpt_cells <- function(dir) list.files(dir, pattern = "^cell_.*\\.rds$")
+
+# The rows of a reproduction without the timing column, for identical().
+ckpt_rows <- function(r) {
+  df <- as.data.frame(unclass(r), stringsAsFactors = FALSE)
+  df$seconds <- NULL
+  rownames(df) <- NULL
+  df
+}
+
+ckpt_args <- list(datasets = "iris", learners = "dne",
+                  kernels = c("linear", "unweighted"), splits = 3,
+                  base_kernels = lapply(c(0.5, 2), rbf_kernel))
+
+test_that("a checkpointed run equals a plain one; a re-run reads its cells", {
+  plain <- do.call(reproduce_paper, ckpt_args)
+  dir <- tempfile("kmaha-ckpt-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  a <- do.call(reproduce_paper, c(ckpt_args, list(checkpoint = dir)))
+  expect_identical(ckpt_rows(a), ckpt_rows(plain))
+  expect_identical(length(ckpt_cells(dir)), 6L)
+  expect_identical(attr(a, "run_info")$cells_from_checkpoint, 0L)
+  expect_identical(attr(a, "run_info")$checkpoint, normalizePath(dir))
+  # no temporary file is left behind
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)),
+                   sort(c(ckpt_cells(dir), "settings.rds")))
+  # each file holds its cell's row
+  one <- readRDS(file.path(dir, "cell_iris_2_dne_unweighted.rds"))
+  expect_identical(ckpt_rows(one), ckpt_rows(a[a$split == 2 & a$kernel == "unweighted", ]))
+
+  # two cells lost: only they are computed again
+  unlink(file.path(dir, c("cell_iris_1_dne_linear.rds", "cell_iris_3_dne_unweighted.rds")))
+  b <- do.call(reproduce_paper, c(ckpt_args, list(checkpoint = dir)))
+  expect_identical(attr(b, "run_info")$cells_from_checkpoint, 4L)
+  expect_identical(ckpt_rows(b), ckpt_rows(plain))
+  kept <- !(b$split == 1 & b$kernel == "linear") & !(b$split == 3 & b$kernel == "unweighted")
+  expect_identical(b$seconds[kept], a$seconds[kept])  # read, not recomputed
+
+  # a cell recorded as failed is tried again
+  f <- file.path(dir, "cell_iris_2_dne_linear.rds")
+  row <- readRDS(f)
+  row$accuracy <- NA_real_
+  row$error <- "killed by the operating system"
+  saveRDS(row, f)
+  c2 <- do.call(reproduce_paper, c(ckpt_args, list(checkpoint = dir)))
+  expect_identical(attr(c2, "run_info")$cells_from_checkpoint, 5L)
+  expect_identical(ckpt_rows(c2), ckpt_rows(plain))
+
+  # the cell selection may change: more splits extend the checkpoint
+  more <- utils::modifyList(ckpt_args, list(splits = 4))
+  d <- do.call(reproduce_paper, c(more, list(checkpoint = dir)))
+  expect_identical(attr(d, "run_info")$cells_from_checkpoint, 6L)
+  expect_identical(nrow(d), 8L)
+  m <- match(paste(plain$split, plain$kernel), paste(d$split, d$kernel))
+  expect_identical(ckpt_rows(d[m, ]), ckpt_rows(plain))
+})
+
+test_that("a checkpoint written with other settings is refused", {
+  dir <- tempfile("kmaha-ckpt-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  small <- list(datasets = "iris", learners = "dne", kernels = "linear", splits = 1)
+  do.call(reproduce_paper, c(small, list(checkpoint = dir)))
+  msg <- function(what) {
+    sprintf("The checkpoint '%s' was written by a run with different %s; its cells would not match this run. Use another directory, or the settings of that run.",
+            normalizePath(dir), what)
+  }
+  expect_error(do.call(reproduce_paper, c(small, list(checkpoint = dir, seed = 2))),
+               msg("'seed'"), fixed = TRUE)
+  expect_error(do.call(reproduce_paper, c(small, list(
+    checkpoint = dir, cv_folds = 3, learner_args = list(dne = list(k = 2))))),
+    msg("'cv_folds', 'learner_args'"), fixed = TRUE)
+  file <- tempfile()
+  writeLines("x", file)
+  on.exit(unlink(file), add = TRUE)
+  expect_error(do.call(reproduce_paper, c(small, list(checkpoint = file))),
+               sprintf("`checkpoint` must name a directory (one file per finished cell is written there), but '%s' is a file.",
+                       file), fixed = TRUE)
+  expect_error(do.call(reproduce_paper, c(small, list(checkpoint = c("a", "b")))),
+               "`checkpoint` must be NULL or the name of a directory.", fixed = TRUE)
+})
+
+test_that("a run killed part-way resumes to the rows of an uninterrupted run", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
+  args <- list(datasets = "iris", learners = "dne",
+               kernels = c("linear", "unweighted", "aligned"), splits = 8,
+               base_kernels = lapply(c(0.5, 1, 2, 5), rbf_kernel))
+  total <- 3L * 8L
+  dir <- tempfile("kmaha-ckpt-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  child <- callr::r_bg(function(args, dir, libs) {
+    Sys.setenv(R_LIBS = paste(libs, collapse = .Platform$path.sep))
+    future::plan(future::multisession, workers = 2)
+    do.call(kmaha::reproduce_paper, c(args, list(checkpoint = dir)))
+  }, args = list(args = args, dir = dir, libs = .libPaths()),
+  libpath = .libPaths(), env = c(callr::rcmd_safe_env(), KMAHA_NUM_THREADS = "1"))
+  on.exit(if (child$is_alive()) child$kill_tree(), add = TRUE)
+  deadline <- Sys.time() + 180
+  while (child$is_alive() && length(ckpt_cells(dir)) < 2L && Sys.time() < deadline) {
+    Sys.sleep(0.02)
+  }
+  expect_true(child$is_alive())  # still running: the kill comes part-way
+  child$kill_tree()  # SIGKILL to the child and its two workers
+  child$wait(5000)
+  expect_false(child$is_alive())
+  written <- ckpt_cells(dir)
+  expect_gte(length(written), 2L)
+  expect_lt(length(written), total)
+  # every cell file is complete (written to a temporary file, then renamed)
+  for (f in written) expect_s3_class(readRDS(file.path(dir, f)), "data.frame")
+
+  resumed <- do.call(reproduce_paper, c(args, list(checkpoint = dir)))
+  expect_identical(attr(resumed, "run_info")$cells_from_checkpoint, length(written))
+  expect_identical(length(ckpt_cells(dir)), total)
+  uninterrupted <- do.call(reproduce_paper, args)
+  expect_identical(ckpt_rows(resumed), ckpt_rows(uninterrupted))
+  expect_true(all(is.na(resumed$error)))
+})
