@@ -139,7 +139,14 @@ cv_run <- function(xs, y, spec, cands, fold_id, k, strategy, base, neighbors, ct
   # work across fits goes through the plan's workers.
   job <- list(tasks = tasks, fold_id = fold_id, x = xs, y = y, cands = cands,
               spec = spec, neighbors = neighbors, base = base, k = k,
-              ctx = single_thread(ctx))
+              ctx = single_thread(ctx), settings = worker_settings())
+  # Workers elsewhere get the user's functions with their helpers (see
+  # ship_closures()) and attach the packages those use.
+  if (!plan_is_local()) {
+    shipped <- ship_closures(job[c("spec", "cands", "base")])
+    job[c("spec", "cands", "base")] <- shipped
+    job$packages <- attr(shipped, "packages")
+  }
   res <- vector("list", n_tasks)
   dropped <- rep(FALSE, nc)
   if (strategy == "fast" && nc > 2L) {
@@ -168,18 +175,21 @@ cv_round <- function(ids, job, seeds, progress) {
   # lives in the package namespace and gets all its data in one argument.
   perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
   out <- vector("list", length(ids))
-  out[perm] <- future.apply::future_lapply(ids[perm], cv_task_call, job = job,
-                                           progress = progress,
-                                           future.seed = seeds[ids[perm]],
-                                           future.globals = FALSE,
-                                           future.packages = "kmaha")
+  out[perm] <- plan_lapply(ids[perm], cv_task_call, job = job, progress = progress,
+                           seed = seeds[ids[perm]], packages = job$packages)
   out
 }
 
-# What the workers receive as the task function: a one-line wrapper is much
+# What the workers receive as the task function: a small wrapper is much
 # smaller to send than cv_task() itself, which the worker's own copy of the
-# namespace provides.
-cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
+# namespace provides.  It checks that copy's version and runs the task with
+# the session's kmaha options (R/parallel.R).
+cv_task_call <- function(t, job, progress) {
+  check_worker_version(job$settings)
+  old <- worker_enter(job$settings)
+  on.exit(options(old), add = TRUE)
+  cv_task(t, job, progress)
+}
 
 # One candidate-by-fold fit: the candidate's pipeline on the fold's
 # training part, kNN correctness of every held-out point.
@@ -277,14 +287,28 @@ make_folds <- function(y, folds, arg = "folds") {
   id
 }
 
+# The caller's random state, and a function that puts it back: the seed
+# when there was one (it records the generator kinds too), else the kinds
+# (a parallel plan's streams switch this session to L'Ecuyer-CMRG, which
+# would change every later draw of a session that had not drawn yet) and
+# no seed.
 save_rng <- function() {
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  kind <- RNGkind()
   function() {
-    if (had) assign(".Random.seed", old, envir = env)
-    else if (exists(".Random.seed", envir = env, inherits = FALSE))
-      rm(".Random.seed", envir = env)
+    if (had) {
+      assign(".Random.seed", old, envir = env)
+    } else {
+      if (!identical(RNGkind(), kind)) {
+        # "Rounding" sampling warns that it is not the default.
+        suppressWarnings(RNGkind(kind[1], kind[2], kind[3]))
+      }
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) {
+        rm(".Random.seed", envir = env)
+      }
+    }
   }
 }
 

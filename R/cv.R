@@ -266,6 +266,15 @@ plot.kmaha_cv <- function(x, ...) {
   xs <- if (has_sigma) log10(cu$sigma[ker]) else seq_along(ker)
   dropped <- cu$dropped
   xr <- if (has_sigma) range(xs) else c(1, max(1, nrow(cu)))
+  # The legend (dropped kernels, reference lines) gets a right margin of
+  # its own, so it never covers the curve.
+  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
+           if (length(other)) cu$label[other])
+  if (length(leg)) {
+    fit <- legend_fit(leg)
+    op <- graphics::par(mar = fit$mar)
+    on.exit(graphics::par(op))
+  }
   # Candidates without a sigma (linear, aligned, unweighted) are drawn as
   # horizontal reference lines.
   graphics::plot(NA, xlim = xr, ylim = range(c(lo, hi), na.rm = TRUE),
@@ -287,12 +296,11 @@ plot.kmaha_cv <- function(x, ...) {
   } else {
     graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
   }
-  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
-           if (length(other)) cu$label[other])
   if (length(leg)) {
     legend_outside(leg, pch = c(if (any(dropped[ker])) 4, rep(NA, length(other))),
                    lty = c(if (any(dropped[ker])) NA, ltys[(seq_along(other) - 1L) %% 4L + 1L]),
-                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))))
+                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))),
+                   ncol = fit$ncol, cex = fit$cex)
   }
   invisible(x)
 }

@@ -114,7 +114,12 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   cells <- cells[, c("dataset", "split", "learner", "kernel")]
   job <- list(cells = cells, source = source, seed = seed,
               base_kernels = base_kernels, cv_folds = cv_folds,
-              learner_args = learner_args)
+              learner_args = learner_args, settings = worker_settings())
+  if (!plan_is_local()) {
+    shipped <- ship_closures(job[c("base_kernels", "learner_args")])
+    job[c("base_kernels", "learner_args")] <- shipped
+    job$packages <- attr(shipped, "packages")
+  }
   # The cells seed R's generator; the caller's random state is put back.
   restore <- save_rng()
   on.exit(restore(), add = TRUE)
@@ -127,10 +132,8 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   n <- nrow(cells)
   perm <- order((seq_len(n) * 0.6180339887498949) %% 1)
   out <- vector("list", n)
-  out[perm] <- future.apply::future_lapply(
-    perm, repro_cell_call, job = job, progress = p,
-    future.seed = TRUE, future.globals = FALSE, future.packages = "kmaha",
-    future.chunk.size = 8L)
+  out[perm] <- plan_lapply(perm, repro_cell_call, job = job, progress = p,
+                           seed = TRUE, chunk_size = 8L, packages = job$packages)
   res <- do.call(rbind, out)
   rownames(res) <- NULL
   new_reproduction(res, repro_run_info(
@@ -192,8 +195,21 @@ split_rows <- function(seed, dataset, split, n, n_train) {
 }
 
 # The task function the workers receive (small to send; repro_cell() comes
-# from the worker's own copy of the namespace).
-repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
+# from the worker's own copy of the namespace): checks the worker's kmaha
+# version, runs the cell with the session's kmaha options, and says where
+# an error (such as a data directory missing on another machine) happened.
+repro_cell_call <- function(i, job, progress) {
+  check_worker_version(job$settings)
+  old <- worker_enter(job$settings)
+  on.exit(options(old), add = TRUE)
+  if (is.null(job$settings) || Sys.getpid() == job$settings$pid) {
+    return(repro_cell(i, job, progress))
+  }
+  withCallingHandlers(repro_cell(i, job, progress), error = function(e) {
+    stop(sprintf("On a worker of the future plan (host %s, process %d): %s (this session's kmaha options reach the workers; a data path must also exist on the worker's machine)",
+                 Sys.info()[["nodename"]], Sys.getpid(), conditionMessage(e)), call. = FALSE)
+  })
+}
 
 # One cell: split, standardize, fit, predict. One thread per fit, so that
 # sums run in a fixed order and the result does not depend on the plan.
