@@ -86,8 +86,10 @@
 #'   strategy dropped the kernel after the first fold), `accuracy` (kernel x
 #'   fold matrix, `NA` where a fit failed or was skipped), `best` (index of
 #'   the chosen kernel), `kernel` (the chosen kernel), `folds` (the fold of
-#'   each row), `strategy`, `n_fits` (fits run), `errors` and `warnings`
-#'   (data frames of kernel, fold and message) and `k`.
+#'   each row), `strategy`, `n_fits` (fits run), `seconds` (kernel x fold
+#'   matrix of the elapsed time of each fit, where it ran; `NA` where
+#'   skipped), `errors` and `warnings` (data frames of kernel, fold and
+#'   message) and `k`.
 #' @examples
 #' x <- scale(iris[, 1:4])
 #' cv <- cv_kernel(x, iris$Species, "dne",
@@ -134,6 +136,8 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best") {
   field <- function(name, empty) lapply(res, function(r) if (is.null(r)) empty else r[[name]])
   acc <- matrix(unlist(field("acc", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
                 dimnames = list(NULL, paste0("fold", seq_len(v))))
+  secs <- matrix(unlist(field("seconds", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
+                 dimnames = dimnames(acc))
   # Held-out correctness of every training row under every candidate (NA
   # where the candidate was not fitted on the row's fold or the fit failed).
   correct <- matrix(NA, length(fold_id), nc)
@@ -180,7 +184,7 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best") {
     kernel = switch(chosen$kind, kernel = , unweighted = chosen$kernel, NULL),
     kernels = lapply(cands, function(cd) cd$kernel),
     candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
-    folds = fold_id, strategy = strategy, n_fits = sum(ran),
+    folds = fold_id, strategy = strategy, n_fits = sum(ran), seconds = secs,
     errors = err_tab, warnings = warn_tab, k = k,
     learner = label), class = "kmaha_cv")
 }

@@ -7,7 +7,9 @@
 #   the helpers and objects they find in the global environment
 #   (ship_closures());
 # * a worker without kmaha, or with another version, is named as such
-#   (plan_lapply(), check_worker_version()).
+#   (with_worker_errors(), and the version check of the task wrappers);
+# * cross-validation sends each worker one message per round
+#   (plan_chunks()).
 #
 # The RNG side (the caller's generator and its kind restored) is save_rng()
 # in R/choose.R.
@@ -16,7 +18,8 @@
 # named `kmaha.*`, and the data path, instruction set and thread count when
 # they come from environment variables instead (a worker on another machine
 # does not see this session's environment).  Also the package version, which
-# the workers must share, and where the session runs.
+# the workers must share (with the message a worker of another version
+# gives), and the process the session runs in.
 worker_settings <- function() {
   opts <- options()
   opts <- opts[startsWith(names(opts), "kmaha.")]
@@ -31,8 +34,12 @@ worker_settings <- function() {
   if (is.null(opts$kmaha.num_threads) && nzchar(Sys.getenv("KMAHA_NUM_THREADS"))) {
     opts$kmaha.num_threads <- kmaha_threads()
   }
-  list(options = opts, version = as.character(utils::packageVersion("kmaha")),
-       pid = Sys.getpid())
+  version <- as.character(utils::packageVersion("kmaha"))
+  list(options = opts, version = version, pid = Sys.getpid(),
+       version_error = paste0(
+         "A worker of the future plan runs kmaha %s, but this session runs kmaha ",
+         version, ": install the same version of kmaha on every worker (e.g. R CMD INSTALL kmaha_",
+         version, ".tar.gz in the library the workers use)."))
 }
 
 # On a worker, before a task: the session's kmaha options, returning the
@@ -42,18 +49,11 @@ worker_enter <- function(settings) {
   options(settings$options)
 }
 
-# The task wrappers call this first.  Its body travels with the wrapper and
-# runs on the worker whatever kmaha version the worker has, so an older
-# worker gets this message instead of an error about a missing function.
-check_worker_version <- function(settings) {
-  if (is.null(settings)) return(invisible(NULL))
-  have <- as.character(getNamespaceVersion("kmaha"))
-  if (!identical(have, settings$version)) {
-    stop(sprintf("A worker of the future plan runs kmaha %s, but this session runs kmaha %s: install the same version of kmaha on every worker (e.g. R CMD INSTALL kmaha_%s.tar.gz in the library the workers use).",
-                 have, settings$version, settings$version), call. = FALSE)
-  }
-  invisible(NULL)
-}
+# The functions the workers receive (cv_chunk_call(), repro_cell_call())
+# carry their bodies with them, while the functions they call come from the
+# worker's own kmaha; so their first line, the version check, uses base R
+# only (and settings$version_error, made here), and a worker of another
+# version says so instead of failing on a function it lacks.
 
 # TRUE when the plan evaluates futures in this R process (sequential or
 # transparent), where nothing has to travel.
@@ -66,17 +66,53 @@ plan_is_local <- function() inherits(future::plan("next"), "uniprocess")
 # such, with what to do.
 plan_lapply <- function(X, FUN, ..., seed, chunk_size = NULL,
                         packages = character()) {
-  pkgs <- unique(c("kmaha", packages))
-  tryCatch(
+  with_worker_errors(
     future.apply::future_lapply(X, FUN, ..., future.seed = seed,
-                                future.globals = FALSE, future.packages = pkgs,
-                                future.chunk.size = chunk_size),
-    FutureError = function(e) {
-      msg <- conditionMessage(e)
-      m <- regmatches(msg, regexec("there is no package called .([A-Za-z][A-Za-z0-9.]*).", msg))[[1]]
-      if (length(m) == 2L) stop(missing_package_error(m[2]))
-      stop(e)
+                                future.globals = FALSE,
+                                future.packages = unique(c("kmaha", packages)),
+                                future.chunk.size = chunk_size))
+}
+
+# Evaluates `expr`, turning the error of a worker that cannot load a
+# package into one that says what to install where.
+with_worker_errors <- function(expr) {
+  tryCatch(expr, FutureError = function(e) {
+    msg <- conditionMessage(e)
+    m <- regmatches(msg, regexec("there is no package called .([A-Za-z][A-Za-z0-9.]*).", msg))[[1]]
+    if (length(m) == 2L) stop(missing_package_error(m[2]))
+    stop(e)
+  })
+}
+
+# One round of tasks on the plan, one future per worker: the tasks `ids`
+# are cut into as many contiguous chunks as the plan has workers (one for a
+# sequential plan) and chunk_call(ids, job, seeds, progress) runs each
+# chunk, with `seeds` the tasks' random streams.  Returns chunk_call()'s
+# results, one list element per chunk, in order.
+#
+# Why not future_lapply(): a future sends each of its globals (the task
+# function, the chunk, the seeds, the job) to its worker with a call that
+# waits for the worker's answer, one future after the other, and on
+# sockets every message of more than a few kilobytes waits ~40 ms for the
+# receiver's delayed acknowledgement.  With the job written into the
+# future's expression instead there are no globals: each worker gets one
+# message, sent without waiting, so the workers start together and a round
+# costs about one such delay instead of several per worker (measured in
+# bench/cluster.R).
+plan_chunks <- function(ids, chunk_call, job, seeds, progress, packages = character()) {
+  if (!length(ids)) return(list())
+  w <- max(1L, min(length(ids), as.integer(future::nbrOfWorkers())))
+  chunks <- parallel::splitIndices(length(ids), w)
+  if (w == 1L) chunks <- list(seq_along(ids))
+  pkgs <- unique(c("kmaha", packages))
+  with_worker_errors({
+    fs <- lapply(chunks, function(ch) {
+      expr <- as.call(list(chunk_call, ids[ch], job, seeds[ch], progress))
+      future::future(expr, substitute = FALSE, globals = FALSE, packages = pkgs,
+                     seed = FALSE, label = "kmaha")
     })
+    future::value(fs)
+  })
 }
 
 missing_package_error <- function(pkg) {

@@ -196,10 +196,13 @@ split_rows <- function(seed, dataset, split, n, n_train) {
 
 # The task function the workers receive (small to send; repro_cell() comes
 # from the worker's own copy of the namespace): checks the worker's kmaha
-# version, runs the cell with the session's kmaha options, and says where
+# version (written out, see R/parallel.R), runs the cell with the session's kmaha options, and says where
 # an error (such as a data directory missing on another machine) happened.
 repro_cell_call <- function(i, job, progress) {
-  check_worker_version(job$settings)
+  if (!is.null(job$settings) &&
+      !identical(as.character(getNamespaceVersion("kmaha")), job$settings$version)) {
+    stop(sprintf(job$settings$version_error, getNamespaceVersion("kmaha")), call. = FALSE)
+  }
   old <- worker_enter(job$settings)
   on.exit(options(old), add = TRUE)
   if (is.null(job$settings) || Sys.getpid() == job$settings$pid) {

@@ -227,12 +227,16 @@ test_that("a worker without kmaha gives a message that says what to install wher
 })
 
 test_that("a worker with another kmaha version is named as such", {
-  # The check's body runs on the worker; here it is given another version.
-  settings <- list(version = "0.0.1")
-  expect_error(kmaha:::check_worker_version(settings),
-               sprintf("A worker of the future plan runs kmaha %s, but this session runs kmaha 0.0.1: install the same version of kmaha on every worker",
-                       as.character(packageVersion("kmaha"))), fixed = TRUE)
-  expect_null(kmaha:::check_worker_version(list(version = as.character(packageVersion("kmaha")))))
+  # The task wrappers' first line runs on the worker; here the session
+  # claims another version.
+  job <- list(settings = kmaha:::worker_settings())
+  here <- job$settings$version
+  job$settings$version <- "0.0.1"
+  job$settings$version_error <- gsub(here, "0.0.1", job$settings$version_error, fixed = TRUE)
+  msg <- sprintf("A worker of the future plan runs kmaha %s, but this session runs kmaha 0.0.1: install the same version of kmaha on every worker (e.g. R CMD INSTALL kmaha_0.0.1.tar.gz in the library the workers use).",
+                 here)
+  expect_error(kmaha:::cv_chunk_call(1L, job, list(), function(...) NULL), msg, fixed = TRUE)
+  expect_error(kmaha:::repro_cell_call(1L, job, function(...) NULL), msg, fixed = TRUE)
 })
 
 test_that("ship_closures() copies globals of user functions and nothing else", {
