@@ -101,9 +101,9 @@ with_worker_errors <- function(expr) {
 # bench/cluster.R).
 plan_chunks <- function(ids, chunk_call, job, seeds, progress, packages = character()) {
   if (!length(ids)) return(list())
-  w <- max(1L, min(length(ids), as.integer(future::nbrOfWorkers())))
+  # (a batchtools plan may have Inf workers: then one task per future)
+  w <- as.integer(max(1, min(length(ids), future::nbrOfWorkers())))
   chunks <- parallel::splitIndices(length(ids), w)
-  if (w == 1L) chunks <- list(seq_along(ids))
   pkgs <- unique(c("kmaha", packages))
   with_worker_errors({
     fs <- lapply(chunks, function(ch) {
