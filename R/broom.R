@@ -17,7 +17,7 @@ generics::augment
 
 #' Tidy a fitted kmaha model
 #'
-#' The [broom](https://broom.tidymodels.org/) verbs for fitted models (see
+#' The \pkg{broom} verbs for fitted models (see
 #' [kmaha-model]); the generics come from the \pkg{generics} package, so
 #' they are the same functions as `broom::tidy()` and friends, and they
 #' work whether or not \pkg{broom} is attached. All three return plain data
@@ -217,7 +217,7 @@ match_choice <- function(value, choices, arg) {
 
 #' Tidy kernel choices, kernel PCA fits and reproductions
 #'
-#' The [broom](https://broom.tidymodels.org/) verbs for the package's other
+#' The \pkg{broom} verbs for the package's other
 #' results (fitted models: see [tidy.kmaha_model()]). All return plain data
 #' frames.
 #'

@@ -121,32 +121,6 @@ test_that("a learner function brings the helpers it finds in the global environm
   expect_identical(parent.env(environment(made)), g)
 })
 
-test_that("under a callr plan, options and a learner's helpers reach the fresh R processes", {
-  skip_if_no_cluster()
-  skip_if_not_installed("future.callr")
-  g <- globalenv()
-  on.exit(rm(list = intersect("kmaha_tc_callr_helper", ls(g)), envir = g), add = TRUE)
-  assign("kmaha_tc_callr_helper", function(x) diag(ncol(x)) * 2, envir = g)
-  learner <- function(x, y, ...) {
-    if (!identical(getOption("kmaha.isa"), "default")) stop("the session's options are not set here")
-    kmaha_tc_callr_helper(x)
-  }
-  environment(learner) <- g
-  old_opt <- options(kmaha.isa = "default")
-  on.exit(options(old_opt), add = TRUE)
-  old <- future::plan(future::sequential)
-  on.exit(future::plan(old), add = TRUE)
-  run <- function() {
-    kmaha(iris[, 1:4], iris$Species, learner = learner, kernel = "cv",
-          kernels = lapply(c(0.5, 2), rbf_kernel), cv_folds = 2, seed = 6)$kernel_choice$cv
-  }
-  seq_cv <- run()
-  future::plan(future.callr::callr, workers = 2)
-  callr_cv <- run()
-  expect_identical(nrow(callr_cv$errors), 0L)
-  expect_identical(callr_cv$accuracy, seq_cv$accuracy)
-})
-
 test_that("failed fold fits are reported under a cluster plan", {
   skip_if_no_cluster()
   # Fails on the KPCA coordinates of the small bandwidth (many components),
