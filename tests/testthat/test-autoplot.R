@@ -24,17 +24,20 @@ small_repro <- local({
   }
 })
 
-# A null device of the given size (inches) for the duration of the caller.
-local_device <- function(width = 7, height = 5, env = parent.frame()) {
+# Evaluates `code` with a null device of the given size (inches) open.
+with_device <- function(code, width = 7, height = 5) {
   grDevices::pdf(NULL, width = width, height = height)
   dev <- grDevices::dev.cur()
-  withr::defer(grDevices::dev.off(dev), envir = env)
+  on.exit(grDevices::dev.off(dev), add = TRUE)
+  code
 }
 
 # The box of the legend of a built ggplot and of its panels, in inches
 # from the bottom left of the device.
 gg_boxes <- function(p, width = 7, height = 5) {
-  local_device(width, height)
+  grDevices::pdf(NULL, width = width, height = height)
+  dev <- grDevices::dev.cur()
+  on.exit(grDevices::dev.off(dev), add = TRUE)
   g <- ggplot2::ggplotGrob(p)
   widths <- grid::convertWidth(g$widths, "in", valueOnly = TRUE)
   heights <- grid::convertHeight(g$heights, "in", valueOnly = TRUE)
@@ -159,34 +162,28 @@ test_that("autoplot() of a reproduction puts each cell at the paper's and kmaha'
 test_that("base plots keep their legends outside the data and on the device", {
   fit <- many_classes()
   for (size in list(c(7, 5), c(5, 4))) {
-    local({
-      local_device(size[1], size[2])
-      r <- kmaha:::plot_embedding(fit$embedding, fit$y)
-      expect_gte(r$legend[["left"]], r$plot[["right"]])
-      expect_true(all(r$legend >= 0 & r$legend <= 1))
-    })
+    r <- with_device(kmaha:::plot_embedding(fit$embedding, fit$y), size[1], size[2])
+    expect_gte(r$legend[["left"]], r$plot[["right"]])
+    expect_true(all(r$legend >= 0 & r$legend <= 1))
   }
   kd <- kdne(Species ~ ., data = iris, kernel = rbf_kernel(1), dim = 2)
-  local({
-    local_device()
-    r <- kmaha:::plot_embedding(kd$embedding, kd$y)
-    expect_gte(r$legend[["left"]], r$plot[["right"]])
-    expect_identical(plot(kd), kd)
-  })
+  r <- with_device(kmaha:::plot_embedding(kd$embedding, kd$y))
+  expect_gte(r$legend[["left"]], r$plot[["right"]])
+  expect_identical(with_device(plot(kd)), kd)
 })
 
 test_that("plot() of a reproduction draws kmaha against the paper, legend apart", {
   res <- small_repro()
-  local_device(9, 4)
-  expect_identical(plot(res), res)
-  r <- kmaha:::plot_reproduction(kmaha:::reproduction_cells(res), kmaha:::repro_kernel_colours)
+  expect_identical(with_device(plot(res), 9, 4), res)
+  r <- with_device(kmaha:::plot_reproduction(kmaha:::reproduction_cells(res),
+                                             kmaha:::repro_kernel_colours), 9, 4)
   expect_identical(names(r$panels), c("LMNN", "DNE"))
   for (pan in r$panels) expect_gte(r$legend[["left"]], pan[["right"]])
   expect_true(all(r$legend >= 0 & r$legend <= 1))
-  expect_error(plot(res, col = c(linear = "black")),
+  expect_error(with_device(plot(res, col = c(linear = "black"))),
                "`col` must name a colour for each kernel column: linear, unweighted.",
                fixed = TRUE)
   shipped <- system.file("extdata", "paper_reproduction.csv", package = "kmaha")
   skip_if_not(nzchar(shipped), "the shipped reproduction is not installed")
-  expect_s3_class(plot(paper_reproduction()), "kmaha_reproduction")
+  expect_s3_class(with_device(plot(paper_reproduction()), 9, 4), "kmaha_reproduction")
 })

@@ -12,7 +12,8 @@ skip_if_no_cluster <- function() {
               "kmaha must be installed for cluster workers")
 }
 
-# One PSOCK cluster of two local workers for the tests of this file,
+# One PSOCK cluster of two local workers for the tests of this file (stopped
+# at its end),
 # started without KMAHA_DATA_DIR, KMAHA_ISA and KMAHA_NUM_THREADS in their
 # environment and with an empty user cache, as on another machine: what
 # they know of the session's settings must come with the work.
@@ -27,7 +28,6 @@ test_cluster <- function() {
     dir.create(cluster_env$cache)
     cluster_env$cl <- parallelly::makeClusterPSOCK(
       2L, rscript_envs = c(R_USER_CACHE_DIR = cluster_env$cache), verbose = FALSE)
-    withr::defer(parallel::stopCluster(cluster_env$cl), envir = testthat::teardown_env())
   }
   cluster_env$cl
 }
@@ -266,3 +266,8 @@ test_that("ship_closures() copies globals of user functions and nothing else", {
   rm("kmaha_sc_a", envir = g)
   expect_equal(back(c(1, 2, 3)), 2 + 7 + 1)
 })
+
+if (!is.null(cluster_env$cl)) {
+  parallel::stopCluster(cluster_env$cl)
+  cluster_env$cl <- NULL
+}
