@@ -195,7 +195,14 @@ cv_run <- function(xs, y, spec, cands, fold_id, k, strategy, base, neighbors, ct
   # work across fits goes through the plan's workers.
   job <- list(tasks = tasks, fold_id = fold_id, x = xs, y = y, cands = cands,
               spec = spec, neighbors = neighbors, base = base, k = k,
-              ctx = single_thread(ctx))
+              ctx = single_thread(ctx), settings = worker_settings())
+  # Workers elsewhere get the user's functions with their helpers (see
+  # ship_closures()) and attach the packages those use.
+  if (!plan_is_local()) {
+    shipped <- ship_closures(job[c("spec", "cands", "base")])
+    job[c("spec", "cands", "base")] <- shipped
+    job$packages <- attr(shipped, "packages")
+  }
   res <- vector("list", n_tasks)
   dropped <- rep(FALSE, nc)
   # Successive halving among the base kernels only: the other candidates
@@ -226,33 +233,70 @@ cv_run <- function(xs, y, spec, cands, fold_id, k, strategy, base, neighbors, ct
   list(res = res, tasks = tasks, dropped = dropped)
 }
 
-# Runs the tasks `ids` in one future_lapply() call and returns their results
-# in the order of `ids`.
+# Runs the tasks `ids` as one round of futures (one per worker, see
+# plan_chunks()) and returns their results in the order of `ids`.
 cv_round <- function(ids, job, seeds, progress) {
-  # future.apply hands each worker a contiguous chunk of tasks, and tasks
-  # differ in cost (small bandwidths keep every KPCA component, large ones
-  # few). A fixed low-discrepancy permutation spreads the costly tasks over
-  # all chunks; it does not depend on the plan, and every task brings its
-  # own random stream, so the results do not either.  The task function
-  # lives in the package namespace and gets all its data in one argument.
+  # Each worker gets a contiguous chunk of tasks, and tasks differ in cost
+  # (small bandwidths keep every KPCA component, large ones few). A fixed
+  # low-discrepancy permutation spreads the costly tasks over all chunks;
+  # it does not depend on the plan, and every task brings its own random
+  # stream, so the results do not either.
   perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
+  chunks <- plan_chunks(ids[perm], cv_chunk_call, job, seeds[ids[perm]], progress,
+                        packages = job$packages)
   out <- vector("list", length(ids))
-  out[perm] <- future.apply::future_lapply(ids[perm], cv_task_call, job = job,
-                                           progress = progress,
-                                           future.seed = seeds[ids[perm]],
-                                           future.globals = FALSE,
-                                           future.packages = "kmaha")
+  out[perm] <- unlist(lapply(chunks, cv_unpack), recursive = FALSE)
   out
 }
 
-# What the workers receive as the task function: a one-line wrapper is much
-# smaller to send than cv_task() itself, which the worker's own copy of the
-# namespace provides.
-cv_task_call <- function(t, job, progress) cv_task(t, job, progress)
+# What the workers receive to run a chunk of tasks: a small wrapper, much
+# smaller to send than the functions it calls, which come from the worker's
+# own copy of the namespace.  Its first line checks that copy's version
+# (written out, see R/parallel.R); the tasks then run with the
+# session's kmaha options, each on its own random stream, and the caller's
+# random state is put back (in a sequential plan the caller is the session).
+cv_chunk_call <- function(ids, job, seeds, progress) {
+  if (!is.null(job$settings) &&
+      !identical(as.character(getNamespaceVersion("kmaha")), job$settings$version)) {
+    stop(sprintf(job$settings$version_error, getNamespaceVersion("kmaha")), call. = FALSE)
+  }
+  old <- worker_enter(job$settings)
+  on.exit(options(old), add = TRUE)
+  restore <- save_rng()
+  on.exit(restore(), add = TRUE)
+  res <- vector("list", length(ids))
+  for (i in seq_along(ids)) {
+    assign(".Random.seed", seeds[[i]], envir = globalenv())
+    res[[i]] <- cv_task(ids[i], job, progress)
+  }
+  cv_pack(res)
+}
+
+# The results of a chunk in a few vectors, so the answer a worker sends is
+# small (the held-out correctness as bytes, not a list per task).
+cv_pack <- function(res) {
+  correct <- lapply(res, `[[`, "correct")
+  list(acc = vapply(res, `[[`, 0, "acc"), seconds = vapply(res, `[[`, 0, "seconds"),
+       error = vapply(res, `[[`, "", "error"), warnings = lapply(res, `[[`, "warnings"),
+       n_correct = vapply(correct, function(cc) if (is.null(cc)) -1L else length(cc), 0L),
+       correct = as.raw(unlist(correct, use.names = FALSE) %||% logical()))
+}
+
+# cv_pack() undone: one list per task, as cv_task() returned them.
+cv_unpack <- function(p) {
+  ends <- cumsum(pmax(p$n_correct, 0L))
+  lapply(seq_along(p$acc), function(i) {
+    nc <- p$n_correct[i]
+    list(acc = p$acc[i],
+         correct = if (nc >= 0L) as.logical(p$correct[seq_len(nc) + ends[i] - nc]),
+         error = p$error[i], warnings = p$warnings[[i]], seconds = p$seconds[i])
+  })
+}
 
 # One candidate-by-fold fit: the candidate's pipeline on the fold's
 # training part, kNN correctness of every held-out point.
 cv_task <- function(t, job, progress) {
+  t0 <- proc.time()[["elapsed"]]
   tr <- job$fold_id != job$tasks$fold[t]
   cand <- job$cands[[job$tasks$cand[t]]]
   warns <- character()
@@ -277,6 +321,7 @@ cv_task <- function(t, job, progress) {
   }), error = function(e) list(acc = NA_real_, correct = NULL,
                                error = conditionMessage(e)))
   out$warnings <- warns
+  out$seconds <- proc.time()[["elapsed"]] - t0
   progress()
   out
 }
@@ -346,14 +391,28 @@ make_folds <- function(y, folds, arg = "folds") {
   id
 }
 
+# The caller's random state, and a function that puts it back: the seed
+# when there was one (it records the generator kinds too), else the kinds
+# (a parallel plan's streams switch this session to L'Ecuyer-CMRG, which
+# would change every later draw of a session that had not drawn yet) and
+# no seed.
 save_rng <- function() {
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  kind <- RNGkind()
   function() {
-    if (had) assign(".Random.seed", old, envir = env)
-    else if (exists(".Random.seed", envir = env, inherits = FALSE))
-      rm(".Random.seed", envir = env)
+    if (had) {
+      assign(".Random.seed", old, envir = env)
+    } else {
+      if (!identical(RNGkind(), kind)) {
+        # "Rounding" sampling warns that it is not the default.
+        suppressWarnings(RNGkind(kind[1], kind[2], kind[3]))
+      }
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) {
+        rm(".Random.seed", envir = env)
+      }
+    }
   }
 }
 

@@ -87,8 +87,10 @@
 #'   strategy dropped the kernel after the first fold), `accuracy` (kernel x
 #'   fold matrix, `NA` where a fit failed or was skipped), `best` (index of
 #'   the chosen kernel), `kernel` (the chosen kernel), `folds` (the fold of
-#'   each row), `strategy`, `n_fits` (fits run), `errors` and `warnings`
-#'   (data frames of kernel, fold and message) and `k`.
+#'   each row), `strategy`, `n_fits` (fits run), `seconds` (kernel x fold
+#'   matrix of the elapsed time of each fit, where it ran; `NA` where
+#'   skipped), `errors` and `warnings` (data frames of kernel, fold and
+#'   message) and `k`.
 #' @examples
 #' x <- scale(iris[, 1:4])
 #' cv <- cv_kernel(x, iris$Species, "dne",
@@ -142,6 +144,8 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
   field <- function(name, empty) lapply(res, function(r) if (is.null(r)) empty else r[[name]])
   acc <- matrix(unlist(field("acc", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
                 dimnames = list(NULL, paste0("fold", seq_len(v))))
+  secs <- matrix(unlist(field("seconds", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
+                 dimnames = dimnames(acc))
   # Held-out correctness of every training row under every candidate (NA
   # where the candidate was not fitted on the row's fold or the fit failed).
   correct <- matrix(NA, length(fold_id), nc)
@@ -188,7 +192,7 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
     kernel = switch(chosen$kind, kernel = , unweighted = chosen$kernel, NULL),
     kernels = lapply(cands, function(cd) cd$kernel),
     candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
-    folds = fold_id, strategy = strategy, n_fits = sum(ran),
+    folds = fold_id, strategy = strategy, n_fits = sum(ran), seconds = secs,
     errors = err_tab, warnings = warn_tab, k = k,
     learner = label), class = "kmaha_cv")
 }
@@ -274,6 +278,15 @@ plot.kmaha_cv <- function(x, ...) {
   xs <- if (has_sigma) log10(cu$sigma[ker]) else seq_along(ker)
   dropped <- cu$dropped
   xr <- if (has_sigma) range(xs) else c(1, max(1, nrow(cu)))
+  # The legend (dropped kernels, reference lines) gets a right margin of
+  # its own, so it never covers the curve.
+  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
+           if (length(other)) cu$label[other])
+  if (length(leg)) {
+    fit <- legend_fit(leg)
+    op <- graphics::par(mar = fit$mar)
+    on.exit(graphics::par(op))
+  }
   # Candidates without a sigma (linear, aligned, unweighted) are drawn as
   # horizontal reference lines.
   graphics::plot(NA, xlim = xr, ylim = range(c(lo, hi), na.rm = TRUE),
@@ -295,12 +308,11 @@ plot.kmaha_cv <- function(x, ...) {
   } else {
     graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
   }
-  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
-           if (length(other)) cu$label[other])
   if (length(leg)) {
     legend_outside(leg, pch = c(if (any(dropped[ker])) 4, rep(NA, length(other))),
                    lty = c(if (any(dropped[ker])) NA, ltys[(seq_along(other) - 1L) %% 4L + 1L]),
-                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))))
+                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))),
+                   ncol = fit$ncol, cex = fit$cex)
   }
   invisible(x)
 }

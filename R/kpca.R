@@ -383,14 +383,17 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
   if (type == "spectrum") {
     share <- x$eigenvalues / x$trace
     r <- length(share)
+    leg <- c("component", "cumulative")
+    fit <- legend_fit(leg)
+    op <- graphics::par(mar = fit$mar)
+    on.exit(graphics::par(op))
     graphics::plot(seq_len(r), share, type = "h", lwd = 3,
                    col = col %||% "grey40", ylim = c(0, 1),
                    xlab = "component", ylab = "share of variance",
                    main = "KPCA eigenvalue spectrum", ...)
     graphics::lines(seq_len(r), cumsum(share), type = "b", pch = 19, cex = 0.5)
-    graphics::legend("right", legend = c("component", "cumulative"),
-                     lty = 1, lwd = c(3, 1), col = c(col %||% "grey40", "black"),
-                     bty = "n", cex = 0.8)
+    legend_outside(leg, lty = 1, lwd = c(3, 1), col = c(col %||% "grey40", "black"),
+                   ncol = fit$ncol, cex = fit$cex)
     return(invisible(x))
   }
   if (is.null(y)) {

@@ -502,18 +502,18 @@ plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2)
 # Training points in two learned coordinates (or a strip chart when the map
 # is one-dimensional), coloured by class, with equal scales on both axes
 # (asp = 1: distances on the plot are the learned distances).  The legend
-# goes in the right margin, so it never covers a point, in as many columns
-# as the classes need.
+# goes in the right margin, widened for it, so it never covers a point, in
+# as many columns as the height of the plot allows (see legend_fit()).
+# Returns, invisibly, where the plot region and the legend are on the
+# device (NDC: 0-1 from the bottom left), or NULL for the legend.
 plot_embedding <- function(z, y, dims = c(1, 2), col = NULL, main = "", asp = 1,
                            legend = TRUE, ...) {
   p <- nlevels(y)
   col <- col %||% grDevices::hcl.colors(max(p, 2L), "Dark 3")[seq_len(p)]
   if (length(col) < p) col <- rep_len(col, p)
-  ncol_leg <- max(1L, ceiling(p / 20))
   if (legend) {
-    leg_width <- max(graphics::strwidth(levels(y), units = "inches", cex = 0.8)) + 0.3
-    mar <- graphics::par("mar")
-    op <- graphics::par(mar = c(mar[1:3], mar[4] + ncol_leg * leg_width / graphics::par("csi")))
+    fit <- legend_fit(levels(y), symbol = TRUE)
+    op <- graphics::par(mar = fit$mar)
     on.exit(graphics::par(op))
   }
   if (ncol(z) < 2L) {
@@ -529,15 +529,56 @@ plot_embedding <- function(z, y, dims = c(1, 2), col = NULL, main = "", asp = 1,
                    ylab = colnames(z)[dims[2]] %||% paste0("dim", dims[2]),
                    main = main, asp = asp, ...)
   }
-  if (legend) legend_outside(levels(y), col = col, pch = 19, ncol = ncol_leg)
-  invisible(NULL)
+  box <- if (legend) legend_outside(levels(y), col = col, pch = 19, ncol = fit$ncol,
+                                    cex = fit$cex)
+  invisible(list(plot = plot_region_ndc(), legend = box))
+}
+
+# How a legend of `labels` fits in the right margin of the next plot: rows
+# of `cex` text as many as the plot region's height holds, columns as
+# needed, and the text shrunk (down to cex 0.5) while the columns would take
+# more than 40% of the figure's width.  Returns the margins (`mar`, the
+# current ones with the right margin widened for the legend), `ncol` and
+# `cex`.
+legend_fit <- function(labels, cex = 0.8, symbol = TRUE) {
+  mar <- graphics::par("mar")
+  fin <- graphics::par("fin")
+  csi <- graphics::par("csi")
+  cin <- graphics::par("cin")
+  p <- length(labels)
+  repeat {
+    row_h <- cex * cin[2]
+    height <- fin[2] - (mar[1] + mar[3]) * csi
+    rows <- max(1L, floor(height / row_h) - 1L)
+    ncol <- max(1L, ceiling(p / rows))
+    col_w <- max(graphics::strwidth(labels, units = "inches", cex = cex)) +
+      (if (symbol) 3 else 1.5) * cex * cin[1]
+    width <- ncol * col_w + 0.15
+    if (width <= 0.4 * fin[1] || cex <= 0.5) break
+    cex <- max(0.5, cex * 0.9)
+  }
+  list(mar = c(mar[1:3], mar[4] + width / csi), ncol = ncol, cex = cex)
 }
 
 # A legend in the right margin of the current plot, outside the data.
-legend_outside <- function(legend, ncol = 1L, ...) {
+# Returns its box on the device (NDC), invisibly.
+legend_outside <- function(legend, ncol = 1L, cex = 0.8, ...) {
   usr <- graphics::par("usr")
-  graphics::legend(x = usr[2], y = usr[4], legend = legend, bty = "n", cex = 0.8,
-                   xpd = NA, ncol = ncol, xjust = 0, yjust = 1, ...)
+  r <- graphics::legend(x = usr[2], y = usr[4], legend = legend, bty = "n", cex = cex,
+                        xpd = NA, ncol = ncol, xjust = 0, yjust = 1, ...)$rect
+  invisible(c(left = graphics::grconvertX(r$left, "user", "ndc"),
+              right = graphics::grconvertX(r$left + r$w, "user", "ndc"),
+              bottom = graphics::grconvertY(r$top - r$h, "user", "ndc"),
+              top = graphics::grconvertY(r$top, "user", "ndc")))
+}
+
+# The plot region of the current plot on the device (NDC).
+plot_region_ndc <- function() {
+  usr <- graphics::par("usr")
+  c(left = graphics::grconvertX(usr[1], "user", "ndc"),
+    right = graphics::grconvertX(usr[2], "user", "ndc"),
+    bottom = graphics::grconvertY(usr[3], "user", "ndc"),
+    top = graphics::grconvertY(usr[4], "user", "ndc"))
 }
 
 #' The learned linear map and Mahalanobis matrix

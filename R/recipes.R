@@ -209,7 +209,7 @@ step_kmaha_kernel_label <- function(x) {
   "kernel"
 }
 
-#' @exportS3Method generics::tidy
+#' @export
 tidy.step_kmaha <- function(x, ...) {
   terms <- if (isTRUE(x$trained)) x$columns else recipes::sel2char(x$terms)
   tibble::tibble(terms = unname(as.character(terms)),

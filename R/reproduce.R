@@ -155,7 +155,13 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   }
   job <- list(cells = cells, task = task, source = source, seed = seed,
               base_kernels = base_kernels, cv_folds = cv_folds,
-              learner_args = learner_args, checkpoint = checkpoint)
+              learner_args = learner_args, checkpoint = checkpoint,
+              settings = worker_settings())
+  if (!plan_is_local()) {
+    shipped <- ship_closures(job[c("base_kernels", "learner_args")])
+    job[c("base_kernels", "learner_args")] <- shipped
+    job$packages <- attr(shipped, "packages")
+  }
   # Tasks whose cells are all in the checkpoint are not run again.
   n <- max(task)
   saved <- if (is.null(checkpoint)) vector("list", nrow(cells)) else checkpoint_read(checkpoint, cells)
@@ -175,10 +181,8 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   # Neither changes any result: each task sets its own random state.
   perm <- todo[order((todo * 0.6180339887498949) %% 1)]
   if (length(perm)) {
-    out[perm] <- future.apply::future_lapply(
-      perm, repro_cell_call, job = job, progress = p,
-      future.seed = TRUE, future.globals = FALSE, future.packages = "kmaha",
-      future.chunk.size = 8L)
+    out[perm] <- plan_lapply(perm, repro_cell_call, job = job, progress = p,
+                             seed = TRUE, chunk_size = 8L, packages = job$packages)
   }
   res <- do.call(rbind, out)
   res <- res[order(match(paste(res$dataset, res$split, res$learner, res$kernel),
@@ -360,8 +364,24 @@ split_rows <- function(seed, dataset, split, n, n_train) {
 }
 
 # The task function the workers receive (small to send; repro_cell() comes
-# from the worker's own copy of the namespace).
-repro_cell_call <- function(i, job, progress) repro_cell(i, job, progress)
+# from the worker's own copy of the namespace): checks the worker's kmaha
+# version (written out, see R/parallel.R), runs the cell with the session's kmaha options, and says where
+# an error (such as a data directory missing on another machine) happened.
+repro_cell_call <- function(i, job, progress) {
+  if (!is.null(job$settings) &&
+      !identical(as.character(getNamespaceVersion("kmaha")), job$settings$version)) {
+    stop(sprintf(job$settings$version_error, getNamespaceVersion("kmaha")), call. = FALSE)
+  }
+  old <- worker_enter(job$settings)
+  on.exit(options(old), add = TRUE)
+  if (is.null(job$settings) || Sys.getpid() == job$settings$pid) {
+    return(repro_cell(i, job, progress))
+  }
+  withCallingHandlers(repro_cell(i, job, progress), error = function(e) {
+    stop(sprintf("On a worker of the future plan (host %s, process %d): %s (this session's kmaha options reach the workers; a data path must also exist on the worker's machine)",
+                 Sys.info()[["nodename"]], Sys.getpid(), conditionMessage(e)), call. = FALSE)
+  })
+}
 
 # One task: the cells of one split and learner that are fitted together
 # (one kernel column, or "cv" and "auto", which share their

@@ -1,0 +1,422 @@
+# broom's verbs for every result class of the package: tidy() (the parts
+# of a result as a long data frame), glance() (one row per result) and
+# augment() (data with the result's predictions), through the generics
+# package, which broom and tidymodels share.
+
+#' @importFrom generics tidy
+#' @export
+generics::tidy
+
+#' @importFrom generics glance
+#' @export
+generics::glance
+
+#' @importFrom generics augment
+#' @export
+generics::augment
+
+#' Tidy a fitted kmaha model
+#'
+#' The \pkg{broom} verbs for fitted models (see
+#' [kmaha-model]); the generics come from the \pkg{generics} package, so
+#' they are the same functions as `broom::tidy()` and friends, and they
+#' work whether or not \pkg{broom} is attached. All three return plain data
+#' frames (use `tibble::as_tibble()` for a tibble).
+#'
+#' **`tidy()`** returns one part of the model, chosen by `matrix`:
+#' * `"map"` (the default): the learned linear map `coef(x)` in long form,
+#'   one row per learned dimension and coordinate it reads: `dimension`
+#'   (`"dim1"`, ...), `term` (the coordinate: an input column for a linear
+#'   fit, a kernel principal component `"PC1"`, ... for the KPCA trick, a
+#'   training row for the kernel trick) and `value`. For a linear fit,
+#'   `input_value` is the same entry of [transform_matrix()], the map on the
+#'   inputs in their original units (the input scaling folded in), which is
+#'   what to read as the weight of an input column; it is `NA` for kernel
+#'   fits, whose map has no finite form on the inputs.
+#' * `"dimensions"`: one row per learned dimension: `dimension`, `std.dev`
+#'   (the standard deviation of the training points along it), `percent`
+#'   (its share of the training points' total variance in the learned
+#'   space), `cumulative` and `norm` (the Euclidean norm of its row of the
+#'   map). The learned space is not ordered by variance (NCA and LMNN
+#'   return the map as optimized), so `cumulative` follows the map's rows.
+#' * `"embedding"`: the training points in the learned space in long form:
+#'   `row` (the training row, or its name), `dimension` and `value`.
+#'
+#' **`glance()`** returns one row: `n` (training points), `classes`,
+#'   `inputs` (input columns), `learner` (e.g. `"KNCA"`), `feature_map`
+#'   (`"identity"`, `"kpca"`, `"nystrom"` or `"kernel_rows"`), `kernel`
+#'   (the kernel in a few words, `NA` for a linear fit), `kernel_choice`
+#'   (how [kmaha()] chose it: `"kernel"`, `"cv"`, `"auto"`, `"align"`,
+#'   `"align_lp"`, `"unweighted"`, `"linear"`, or `NA` for the other
+#'   learners), `dimension` and `coordinates` (the map is `dimension` x
+#'   `coordinates`), `k`, `train_accuracy` (leave-one-out, optimistic: see
+#'   [print()][kmaha-model]), `objective`, `converged`, `iterations`, and
+#'   `cv_accuracy`, `cv_sd` (the mean and standard deviation over the folds
+#'   of the chosen candidate's cross-validated accuracy, for a kernel chosen
+#'   by cross-validation; else `NA`).
+#'
+#' **`augment()`** returns the rows of `data` (the training data of the
+#'   fit) or of `newdata` with the model's predictions appended:
+#'   `.pred_class`, one column `.pred_<class>` per class with the vote
+#'   fractions of [predict()][predict.kmaha_model] `type = "prob"`, and the
+#'   coordinates in the learned space `.dim1`, `.dim2`, ... For the training
+#'   data (given as `data`, or by default the model frame of a formula fit)
+#'   the predictions are the leave-one-out ones of [fitted()][kmaha-model]
+#'   and the coordinates the stored training embedding; a matrix fit without
+#'   `data` gives the training labels as `.class` instead. For `newdata` they
+#'   are those of [predict()][predict.kmaha_model].
+#'
+#' @param x A fitted model (see [kmaha-model]).
+#' @param matrix For `tidy()`: `"map"`, `"dimensions"` or `"embedding"`.
+#' @param data For `augment()`: the training data of the fit (rows in the
+#'   order of the fit). Defaults to the model frame of a formula fit.
+#' @param newdata For `augment()`: new observations, as for
+#'   [predict()][predict.kmaha_model]; when given, `data` is ignored.
+#' @param k For `augment()`: the number of neighbours of the predictions
+#'   (the fit's `k` by default).
+#' @param ... Unused.
+#' @return A data frame.
+#' @seealso [tidy.kmaha_cv()] and the other results' methods,
+#'   [autoplot.kmaha_model()].
+#' @examples
+#' fit <- nca(Species ~ ., data = iris, dim = 2, max_iter = 50)
+#' tidy(fit)
+#' tidy(fit, matrix = "dimensions")
+#' glance(fit)
+#' head(augment(fit))
+#' augment(fit, newdata = iris[c(1, 51, 101), ], k = 5)
+#'
+#' kfit <- kmaha(Species ~ ., data = iris, learner = "dne",
+#'               kernel = "cv", kernels = lapply(c(0.5, 1, 2), rbf_kernel),
+#'               cv_folds = 3, seed = 1)
+#' glance(kfit)
+#' head(tidy(kfit))
+#' @name tidy.kmaha_model
+NULL
+
+#' @rdname tidy.kmaha_model
+#' @export
+tidy.kmaha_model <- function(x, matrix = c("map", "dimensions", "embedding"), ...) {
+  check_dots_empty("tidy()", ...)
+  matrix <- match_choice(matrix, c("map", "dimensions", "embedding"), "matrix")
+  L <- x$L
+  dims <- rownames(L) %||% paste0("dim", seq_len(nrow(L)))
+  switch(matrix,
+    map = {
+      terms <- colnames(L) %||% as.character(seq_len(ncol(L)))
+      input <- if (x$feature_map$type == "identity") transform_matrix(x) else
+        matrix(NA_real_, nrow(L), ncol(L))
+      data.frame(dimension = factor(rep(dims, times = ncol(L)), levels = dims),
+                 term = factor(rep(terms, each = nrow(L)), levels = unique(terms)),
+                 value = as.vector(L), input_value = as.vector(input),
+                 stringsAsFactors = FALSE)
+    },
+    dimensions = {
+      z <- x$embedding
+      v <- apply(z, 2L, function(col) mean((col - mean(col))^2))
+      share <- if (sum(v) > 0) v / sum(v) else rep(NA_real_, length(v))
+      data.frame(dimension = factor(dims, levels = dims),
+                 std.dev = if (nrow(z) > 1L) apply(z, 2L, stats::sd) else NA_real_,
+                 percent = share, cumulative = cumsum(share),
+                 norm = sqrt(rowSums(L^2)), row.names = NULL)
+    },
+    embedding = {
+      z <- x$embedding
+      rows <- rownames(z) %||% as.character(seq_len(nrow(z)))
+      data.frame(row = rep(rows, times = ncol(z)),
+                 dimension = factor(rep(dims, each = nrow(z)), levels = dims),
+                 value = as.vector(z), stringsAsFactors = FALSE)
+    })
+}
+
+#' @rdname tidy.kmaha_model
+#' @export
+glance.kmaha_model <- function(x, ...) {
+  check_dots_empty("glance()", ...)
+  fm <- x$feature_map
+  ch <- x$kernel_choice
+  cv <- ch$cv
+  conv <- x$convergence
+  data.frame(
+    n = length(x$y), classes = nlevels(x$y), inputs = x$n_features %||% NA_integer_,
+    learner = model_label(x), feature_map = fm$type,
+    kernel = if (fm$type == "identity") NA_character_ else short_kernel_label(fm$kernel),
+    kernel_choice = ch$type %||% NA_character_,
+    dimension = nrow(x$L), coordinates = ncol(x$L), k = x$k,
+    train_accuracy = x$train_accuracy %||% NA_real_,
+    objective = as.numeric(conv$objective %||% NA_real_),
+    converged = as.logical(conv$converged %||% NA),
+    iterations = as.integer(conv$iterations %||% NA_integer_),
+    cv_accuracy = if (!is.null(cv)) cv$curve$mean[cv$best] else NA_real_,
+    cv_sd = if (!is.null(cv)) cv$curve$sd[cv$best] else NA_real_,
+    stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_model
+#' @export
+augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) {
+  check_dots_empty("augment()", ...)
+  k <- check_count(k, "k")
+  if (!is.null(newdata)) {
+    out <- as_plain_frame(newdata, "newdata")
+    cls <- stats::predict(x, newdata, type = "class", k = k)
+    prob <- stats::predict(x, newdata, type = "prob", k = k)
+    z <- stats::predict(x, newdata, type = "transform")
+  } else {
+    cls <- stats::predict(x, NULL, type = "class", k = k)
+    prob <- stats::predict(x, NULL, type = "prob", k = k)
+    z <- stats::predict(x, NULL, type = "transform")
+    if (is.null(data)) {
+      if (!is.null(x$terms)) {
+        data <- stats::model.frame(x)
+        # With na.exclude, the fitted values are padded to the rows of the
+        # data; the model frame holds only the complete ones.
+        if (inherits(x$na.action, "exclude")) {
+          cls <- cls[-x$na.action]
+          prob <- prob[-x$na.action, , drop = FALSE]
+          z <- z[-x$na.action, , drop = FALSE]
+        }
+        out <- as_plain_frame(data, "data")
+      } else {
+        out <- data.frame(.class = x$y)
+      }
+    } else {
+      out <- as_plain_frame(data, "data")
+      if (nrow(out) != length(cls)) {
+        stopf("`data` must be the training data of the fit (%d rows), not %d rows; for other rows use `newdata`.",
+              length(cls), nrow(out))
+      }
+    }
+  }
+  out$.pred_class <- cls
+  prob <- unclass(prob)
+  for (j in seq_len(ncol(prob))) out[[paste0(".pred_", colnames(prob)[j])]] <- prob[, j]
+  for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("dim", j))]] <- z[, j]
+  out
+}
+
+# A data frame of `d` (a matrix or data frame) with its row names kept.
+as_plain_frame <- function(d, arg) {
+  if (is.data.frame(d)) return(as.data.frame(d, stringsAsFactors = FALSE, optional = TRUE))
+  if (is.matrix(d)) return(as.data.frame(d, stringsAsFactors = FALSE))
+  stopf("`%s` must be a data frame or a matrix.", arg)
+}
+
+# One of `choices`, exactly (no partial matching), with a message naming
+# them.
+match_choice <- function(value, choices, arg) {
+  if (identical(value, choices)) return(choices[1])
+  if (!is.character(value) || length(value) != 1L || is.na(value) || !value %in% choices) {
+    stopf("`%s` must be one of %s.", arg, paste(dQuote(choices, FALSE), collapse = ", "))
+  }
+  value
+}
+
+# --------------------------------------------------------------------------
+# Kernel choice, alignment, kernel PCA and the reproduction.
+
+#' Tidy kernel choices, kernel PCA fits and reproductions
+#'
+#' The \pkg{broom} verbs for the package's other
+#' results (fitted models: see [tidy.kmaha_model()]). All return plain data
+#' frames.
+#'
+#' **Cross-validation** ([cv_kernel()], or `kernel_choice$cv` of a
+#' [kmaha()] fit with `kernel = "cv"` or `"auto"`): `tidy()` gives one row
+#' per candidate: `candidate` (its label), `kind` (`"kernel"`, `"linear"`,
+#' `"unweighted"`, `"align"`), `sigma` (`NA` without one), `mean` and `sd`
+#' (of the fold accuracies), `std.error` (`sd / sqrt(folds)`), `folds` (the
+#' folds it was fitted on), `dropped` (by the fast strategy after the first
+#' fold) and `chosen`. `glance()`: `learner`, `folds`, `candidates`,
+#' `strategy`, `rule`, `fits`, `failed_fits`, `warned_fits`, `chosen` (the
+#' chosen candidate's label), `accuracy` and `sd` (its mean and standard
+#' deviation) and `k`.
+#'
+#' **Kernel alignment** ([align_kernels()]): `tidy()` gives one row per base
+#' kernel: `kernel` (in a few words), `sigma`, `weight` (\eqn{\alpha_i}, on
+#' the raw kernel), `gamma` (on the Frobenius-normalised kernel), `share`
+#' (\eqn{\gamma_i / \sum_j \gamma_j}) and `alignment` (of the base kernel
+#' alone). `glance()`: `method`, `alignment` (of the combination),
+#' `best_single` (the best base kernel's alignment), `kernels`, `nonzero`
+#' (kernels with non-zero weight), `objective`, `ridge`, `n`, `classes`.
+#'
+#' **Kernel PCA** ([kpca()]): `tidy()` with `matrix = "eigenvalues"` (the
+#' default) gives one row per kept component: `component`, `eigenvalue`,
+#' `percent` (its share of the trace of the centred Gram matrix: the
+#' feature-space variance) and `cumulative`; `matrix = "coords"` the
+#' training coordinates in long form (`row`, `component`, `value`).
+#' `glance()`: `n`, `components`, `method`, `kernel`, `variance_kept`,
+#' `landmarks` and `residual` (Nystrom, else `NA`). `augment()` appends
+#' the coordinates `.PC1`, `.PC2`, ... to the training data (`data`,
+#' whose rows must be those of the fit) or to `newdata`.
+#'
+#' **Reproduction** ([reproduce_paper()], [paper_reproduction()]):
+#' `tidy()` gives one row per dataset, learner and kernel column: the
+#' columns of [summary.kmaha_reproduction()] (our mean and standard
+#' deviation over the splits, the paper's, their difference and the
+#' win/draw/lose outcome against the linear learner). `glance()`: `cells`,
+#' `datasets`, `learners`, `kernels`, `splits` (most splits of a cell),
+#' `failed` (cells), `mean_abs_difference` (from the paper, over the cells
+#' it reports), `beyond_0.05` (cells more than 0.05 from the paper), `win`,
+#' `draw`, `lose` (kernel columns against the linear learner, by our paired
+#' t-tests), and `elapsed_seconds`.
+#'
+#' @param x A result: `kmaha_cv`, `kmaha_alignment`, `kmaha_kpca` or
+#'   `kmaha_reproduction`.
+#' @param matrix For a KPCA fit: `"eigenvalues"` or `"coords"`.
+#' @param data,newdata For `augment()` of a KPCA fit: the training data, or
+#'   new rows to project.
+#' @param alpha For a reproduction: the level of the t-tests (see
+#'   [summary.kmaha_reproduction()]).
+#' @param ... Unused.
+#' @return A data frame.
+#' @examples
+#' x <- scale(iris[, 1:4])
+#' cv <- cv_kernel(x, iris$Species, "dne",
+#'                 kernels = lapply(c(0.5, 1, 5), rbf_kernel), folds = 3,
+#'                 seed = 1)
+#' tidy(cv)
+#' glance(cv)
+#'
+#' al <- align_kernels(x, iris$Species, lapply(c(0.5, 1, 5), rbf_kernel))
+#' tidy(al)
+#' glance(al)
+#'
+#' kp <- kpca(x, rbf_kernel(1), rank = 3)
+#' tidy(kp)
+#' head(augment(kp, data = iris))
+#'
+#' res <- reproduce_paper(datasets = "iris", learners = "dne",
+#'                        kernels = c("linear", "unweighted"), splits = 2)
+#' tidy(res)
+#' glance(res)
+#' @name tidy.kmaha_cv
+NULL
+
+#' @rdname tidy.kmaha_cv
+#' @export
+tidy.kmaha_cv <- function(x, ...) {
+  check_dots_empty("tidy()", ...)
+  cu <- x$curve
+  data.frame(candidate = cu$label, kind = cu$kind, sigma = cu$sigma,
+             mean = cu$mean, sd = cu$sd,
+             std.error = ifelse(cu$n_ok > 0L, cu$sd / sqrt(cu$n_ok), NA_real_),
+             folds = as.integer(cu$n_ok), dropped = cu$dropped,
+             chosen = seq_len(nrow(cu)) == x$best, stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+glance.kmaha_cv <- function(x, ...) {
+  check_dots_empty("glance()", ...)
+  warned <- if (NROW(x$warnings)) nrow(unique(x$warnings[c("candidate", "fold")])) else 0L
+  data.frame(learner = x$learner %||% NA_character_, folds = ncol(x$accuracy),
+             candidates = nrow(x$curve), strategy = x$strategy %||% NA_character_,
+             rule = x$rule %||% "best", fits = as.integer(x$n_fits),
+             failed_fits = NROW(x$errors), warned_fits = as.integer(warned),
+             chosen = x$curve$label[x$best], accuracy = x$curve$mean[x$best],
+             sd = x$curve$sd[x$best], k = as.integer(x$k), stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+tidy.kmaha_alignment <- function(x, ...) {
+  check_dots_empty("tidy()", ...)
+  data.frame(kernel = vapply(x$kernels, short_kernel_label, ""),
+             sigma = x$sigma, weight = x$weights, gamma = x$gamma,
+             share = x$gamma / sum(x$gamma), alignment = x$base_alignment,
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+glance.kmaha_alignment <- function(x, ...) {
+  check_dots_empty("glance()", ...)
+  data.frame(method = x$method, alignment = x$alignment,
+             best_single = max(x$base_alignment), kernels = length(x$weights),
+             nonzero = sum(x$weights > 0), objective = x$objective,
+             ridge = x$ridge %||% 0, n = x$n, classes = x$classes,
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+tidy.kmaha_kpca <- function(x, matrix = c("eigenvalues", "coords"), ...) {
+  check_dots_empty("tidy()", ...)
+  matrix <- match_choice(matrix, c("eigenvalues", "coords"), "matrix")
+  comps <- colnames(x$coords) %||% paste0("PC", seq_len(ncol(x$coords)))
+  if (matrix == "eigenvalues") {
+    ev <- x$eigenvalues
+    share <- if (isTRUE(x$trace > 0)) ev / x$trace else rep(NA_real_, length(ev))
+    return(data.frame(component = factor(comps, levels = comps), eigenvalue = ev,
+                      percent = share, cumulative = cumsum(share)))
+  }
+  z <- x$coords
+  rows <- rownames(z) %||% as.character(seq_len(nrow(z)))
+  data.frame(row = rep(rows, times = ncol(z)),
+             component = factor(rep(comps, each = nrow(z)), levels = comps),
+             value = as.vector(z), stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+glance.kmaha_kpca <- function(x, ...) {
+  check_dots_empty("glance()", ...)
+  nys <- identical(x$method, "nystrom")
+  data.frame(n = nrow(x$coords), components = ncol(x$coords), method = x$method,
+             kernel = short_kernel_label(x$kernel),
+             variance_kept = if (isTRUE(x$trace > 0)) sum(x$eigenvalues) / x$trace else NA_real_,
+             landmarks = if (nys) nrow(x$landmarks) else NA_integer_,
+             residual = if (nys) x$residual else NA_real_,
+             stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+augment.kmaha_kpca <- function(x, data = NULL, newdata = NULL, ...) {
+  check_dots_empty("augment()", ...)
+  if (!is.null(newdata)) {
+    out <- as_plain_frame(newdata, "newdata")
+    z <- stats::predict(x, newdata)
+  } else {
+    z <- x$coords
+    out <- if (is.null(data)) data.frame(row.names = seq_len(nrow(z))) else
+      as_plain_frame(data, "data")
+    if (nrow(out) != nrow(z)) {
+      stopf("`data` must be the training data of the KPCA (%d rows), not %d rows; for other rows use `newdata`.",
+            nrow(z), nrow(out))
+    }
+  }
+  for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("PC", j))]] <- z[, j]
+  out
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+tidy.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
+  check_dots_empty("tidy()", ...)
+  s <- summary(x, alpha = alpha)
+  out <- as.data.frame(unclass(s), stringsAsFactors = FALSE)
+  attr(out, "alpha") <- NULL
+  attr(out, "run_info") <- NULL
+  out
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+glance.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
+  check_dots_empty("glance()", ...)
+  s <- tidy.kmaha_reproduction(x, alpha = alpha)
+  d <- s$difference[!is.na(s$difference)]
+  vs <- s$versus_linear
+  info <- attr(x, "run_info")
+  data.frame(cells = nrow(x), datasets = length(unique(x$dataset)),
+             learners = length(unique(x$learner)), kernels = length(unique(x$kernel)),
+             splits = if (nrow(s)) max(s$splits) else 0L,
+             failed = sum(is.na(x$accuracy)),
+             mean_abs_difference = if (length(d)) mean(abs(d)) else NA_real_,
+             beyond_0.05 = sum(abs(d) > 0.05),
+             win = sum(vs == "win", na.rm = TRUE), draw = sum(vs == "draw", na.rm = TRUE),
+             lose = sum(vs == "lose", na.rm = TRUE),
+             elapsed_seconds = as.numeric(info$elapsed_seconds %||% NA_real_))
+}
