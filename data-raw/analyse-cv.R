@@ -358,7 +358,8 @@ rule_summary <- function(cells, part = "paper") {
 }
 learners_all <- unique(cells$learner[cells$part == "paper"])
 summ <- do.call(rbind, c(
-  list(cbind(learners = "all", rule_summary(cells))),
+  list(cbind(learners = "all", rule_summary(cells)),
+       cbind(learners = "nca+dne", rule_summary(cells[cells$learner %in% c("nca", "dne"), ]))),
   lapply(learners_all, function(l) cbind(learners = l,
                                          rule_summary(cells[cells$learner == l, ])))))
 summ$part <- "paper"
@@ -393,9 +394,27 @@ for (k in c("linear", "aligned", "unweighted")) {
 }
 
 # CSV of the selected rules (per dataset x learner).
+# The rules shipped in the CSV (all rules are in the summary file).
+csv_rules <- function(set) {
+  c(sprintf("%s/cv5-held/%s/%s", set, rep(c("first", "middle", "smooth", "1se_paired_sigma",
+                                            "1se_paired_effdim", "1se_fold_sigma",
+                                            "1se_paired_sigma_smooth"), each = 2), c("fast", "exh")),
+    sprintf("%s/cv10-held/%s/%s", set, rep(c("first", "smooth"), each = 2), c("fast", "exh")),
+    sprintf("%s/rep-held/%s/%s", set, rep(c("first", "smooth", "1se_paired_sigma"), each = 2),
+            c("fast", "exh")),
+    sprintf("%s/cv5-loo/%s/%s", set, rep(c("first", "smooth", "1se_paired_sigma"), each = 2),
+            c("fast", "exh")),
+    sprintf("%s/rep-loo/%s/%s", set, rep(c("first", "smooth"), each = 2), c("fast", "exh")))
+}
 keep_rules <- c("fixed:euclidean", "fixed:linear", "fixed:aligned", "fixed:unweighted",
                 "oracle:kernel", "oracle:auto", "bestfixed:sigma",
-                grep("^(cv|auto|auto_e)/", unique(res$rule), value = TRUE))
+                csv_rules("cv"), csv_rules("auto"), csv_rules("auto_e"),
+                sprintf("%s/cv5-held/first/fast",
+                        c("cv@r99", "cv@full|r99", "auto@full|r99", "cv@r99:auto",
+                          "cv@full:auto|r99:auto", "cv@full:c1", "cv@full:c1x2", "cv@full:neg90",
+                          "cv@full:neg99", "cv@full:capD", "cv@full:cap10", "cv@full:d10",
+                          "cv@full:auto|full:c1", "cv@full:auto|full:c1|full:neg90|full:capD",
+                          "auto@full:capD", "auto@full:auto|full:c1|full:neg90|full:capD")))
 sel_rules <- Sys.getenv("KMAHA_CVINV_CSV_RULES")
 sel_rules <- if (nzchar(sel_rules)) strsplit(sel_rules, ",")[[1]] else keep_rules
 cells_out <- cells[cells$rule %in% sel_rules, ]
@@ -417,6 +436,26 @@ cat(sprintf("\nwrote %s (%d rows) and %s\n", out_csv, nrow(cells_out), out_all))
 assign("summ", summ, globalenv())
 assign("cells", cells, globalenv())
 assign("summ_ext", summ_ext, globalenv())
+# Markdown table of rules (rows) by learner set (columns): mean accuracy,
+# difference to the paper's CV column, win/draw/lose against the linear
+# learner, and fits per split.
+md_table <- function(rules, sm = summ) {
+  ls <- unique(sm$learners)
+  cat("| rule |", paste(sprintf("%s: mean, vs paper, W/D/L", ls), collapse = " | "), "| fits |\n")
+  cat("|---|", paste(rep("---", length(ls)), collapse = "|"), "|---:|\n")
+  for (r in rules) {
+    y <- sm[sm$rule == r, ]
+    if (!nrow(y)) next
+    cl <- vapply(ls, function(l) {
+      z <- y[y$learners == l, ]
+      if (!nrow(z)) return("")
+      sprintf("%.3f, %+.3f, %d/%d/%d", z$mean, z$diff_paper, z$win, z$draw, z$lose)
+    }, "")
+    cat("|", r, "|", paste(cl, collapse = " | "), "|", sprintf("%.0f", y$fits[1]), "|\n")
+  }
+}
+assign("md_table", md_table, globalenv())
+
 if (interactive() || nzchar(Sys.getenv("KMAHA_CVINV_PRINT"))) {
   cat("\nAll rules over the paper's cells (all learners), by mean accuracy:\n")
   s <- summ[summ$learners == "all", ]
