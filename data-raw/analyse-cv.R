@@ -35,8 +35,9 @@
 #                             Euclidean 0);
 #   halving           "fast": every candidate on the first fold, then only
 #                     those kept by today's cv_keep() (within one paired SE
-#                     of that fold's best), or "exh": every candidate on
-#                     every fold.
+#                     of that fold's best), "fast2": the same with two SE
+#                     (cv_keep(z = 2)), or "exh": every candidate on every
+#                     fold.
 # For each rule and unit (dataset, split, learner): the candidate chosen, its
 # test accuracy (fitted on the whole training split), the learner fits the
 # rule needs (the final fit excluded) and the recorded seconds of those
@@ -170,22 +171,22 @@ apply_family <- function(u, fam, selects, halvings) {
   simp <- list(sigma = simplicity(u, cl, "sigma"), effdim = simplicity(u, cl, "effdim"))
   out <- list()
   for (h in halvings) {
-    keep <- if (h == "fast") {
+    keep <- if (h != "exh") {
       kmaha:::cv_keep(lapply(seq_len(nrow(cl)), function(i) {
         v <- Ms[[1]][i, f1]
         if (anyNA(v)) NULL else v
-      }))
+      }), z = if (h == "fast2") 2 else 1)
     } else rep(TRUE, nrow(cl))
     mu <- ifelse(keep, rowMeans(F, na.rm = TRUE), F[, 1])   # dropped: first fold only
     elig <- keep & avail
     mu_s <- smooth_scores(cl, mu)
-    runs <- if (h == "fast") ifelse(keep, nf, 1L) else rep(nf, nrow(cl))
+    runs <- if (h != "exh") ifelse(keep, nf, 1L) else rep(nf, nrow(cl))
     fits <- sum(tapply(runs, key, max))
     secs <- 0
     for (k in seq_along(sch)) {
       v <- max(fids[[k]])
       per <- u$secs[cbind(cl$ci, match(sch[k], colnames(u$secs)))] / v
-      nrun <- if (h == "fast") ifelse(keep, v, if (k == 1L) 1L else 0L) else rep(v, nrow(cl))
+      nrun <- if (h != "exh") ifelse(keep, v, if (k == 1L) 1L else 0L) else rep(v, nrow(cl))
       secs <- secs + sum((per * nrun)[first])
     }
     for (sel in selects) {
@@ -246,7 +247,7 @@ for (type in c("held", "loo")) {
                 "cv@r99:auto", "cv@r99:c1", "auto@r99:c1", "cv@full:auto|r99:auto"))
     add_fam(set, "cv5", type, sel_var)
 }
-halvings <- c("fast", "exh")
+halvings <- c("fast", "fast2", "exh")
 cat(sprintf("%d rule families\n", length(fams)))
 
 meta <- do.call(rbind, lapply(U, function(u) data.frame(
