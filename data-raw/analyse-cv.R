@@ -36,8 +36,9 @@
 #   halving           "fast": every candidate on the first fold, then only
 #                     those kept by today's cv_keep() (within one paired SE
 #                     of that fold's best), "fast2": the same with two SE
-#                     (cv_keep(z = 2)), or "exh": every candidate on every
-#                     fold.
+#                     (cv_keep(z = 2)), "fastA": z = 1 when the first fold
+#                     holds at least 40 points, else z = 2, or "exh": every
+#                     candidate on every fold.
 # For each rule and unit (dataset, split, learner): the candidate chosen, its
 # test accuracy (fitted on the whole training split), the learner fits the
 # rule needs (the final fit excluded) and the recorded seconds of those
@@ -175,7 +176,7 @@ apply_family <- function(u, fam, selects, halvings) {
       kmaha:::cv_keep(lapply(seq_len(nrow(cl)), function(i) {
         v <- Ms[[1]][i, f1]
         if (anyNA(v)) NULL else v
-      }), z = if (h == "fast2") 2 else 1)
+      }), z = switch(h, fast2 = 2, fastA = if (sum(f1) >= 40L) 1 else 2, 1))
     } else rep(TRUE, nrow(cl))
     mu <- ifelse(keep, rowMeans(F, na.rm = TRUE), F[, 1])   # dropped: first fold only
     elig <- keep & avail
@@ -247,7 +248,7 @@ for (type in c("held", "loo")) {
                 "cv@r99:auto", "cv@r99:c1", "auto@r99:c1", "cv@full:auto|r99:auto"))
     add_fam(set, "cv5", type, sel_var)
 }
-halvings <- c("fast", "fast2", "exh")
+halvings <- c("fast", "fast2", "fastA", "exh")
 cat(sprintf("%d rule families\n", length(fams)))
 
 meta <- do.call(rbind, lapply(U, function(u) data.frame(
