@@ -396,27 +396,26 @@ for (k in c("linear", "aligned", "unweighted")) {
 }
 
 # CSV of the selected rules (per dataset x learner).
-# The rules shipped in the CSV (all rules are in the summary file).
-csv_rules <- function(set) {
-  c(sprintf("%s/cv5-held/%s/%s", set, rep(c("first", "middle", "smooth", "1se_paired_sigma",
-                                            "1se_paired_effdim", "1se_fold_sigma",
-                                            "1se_paired_sigma_smooth"), each = 2), c("fast", "exh")),
-    sprintf("%s/cv10-held/%s/%s", set, rep(c("first", "smooth"), each = 2), c("fast", "exh")),
-    sprintf("%s/rep-held/%s/%s", set, rep(c("first", "smooth", "1se_paired_sigma"), each = 2),
-            c("fast", "exh")),
-    sprintf("%s/cv5-loo/%s/%s", set, rep(c("first", "smooth", "1se_paired_sigma"), each = 2),
-            c("fast", "exh")),
-    sprintf("%s/rep-loo/%s/%s", set, rep(c("first", "smooth"), each = 2), c("fast", "exh")))
-}
-keep_rules <- c("fixed:euclidean", "fixed:linear", "fixed:aligned", "fixed:unweighted",
-                "oracle:kernel", "oracle:auto", "bestfixed:sigma",
-                csv_rules("cv"), csv_rules("auto"), csv_rules("auto_e"),
-                sprintf("%s/cv5-held/first/fast",
-                        c("cv@r99", "cv@full|r99", "auto@full|r99", "cv@r99:auto",
-                          "cv@full:auto|r99:auto", "cv@full:c1", "cv@full:c1x2", "cv@full:neg90",
-                          "cv@full:neg99", "cv@full:capD", "cv@full:cap10", "cv@full:d10",
-                          "cv@full:auto|full:c1", "cv@full:auto|full:c1|full:neg90|full:capD",
-                          "auto@full:capD", "auto@full:auto|full:c1|full:neg90|full:capD")))
+# The rules shipped in the CSV (every rule is in the summary file under
+# bench/results/).
+keep_rules <- c(
+  "fixed:euclidean", "fixed:linear", "fixed:aligned", "fixed:unweighted",
+  "oracle:kernel", "oracle:auto", "bestfixed:sigma",
+  sprintf("cv/cv5-held/first/%s", c("fast", "fastA", "fast2", "exh")),
+  sprintf("cv/cv5-held/smooth/%s", c("fastA", "exh")),
+  "cv/cv5-held/1se_paired_sigma/fastA", "cv/cv10-held/first/exh", "cv/rep-held/first/exh",
+  "cv/cv5-loo/first/exh",
+  sprintf("auto/cv5-held/first/%s", c("fast", "fastA", "fast2", "exh")),
+  sprintf("auto/cv5-held/smooth/%s", c("fast", "fastA", "fast2", "exh")),
+  sprintf("auto/cv5-held/1se_paired_sigma_smooth/%s", c("fastA", "exh")),
+  "auto/cv5-held/1se_paired_effdim_smooth/fastA", "auto/cv10-held/smooth/exh",
+  sprintf("auto/rep-held/smooth/%s", c("fastA", "exh")), "auto/cv5-loo/smooth/exh",
+  sprintf("auto_e/cv5-held/smooth/%s", c("fastA", "exh")),
+  "auto_e/cv5-held/1se_paired_sigma_smooth/fastA",
+  sprintf("%s/cv5-held/first/fast",
+          c("cv@r99", "cv@full|r99", "cv@r99:auto", "cv@full:c1", "cv@full:neg90",
+            "cv@full:capD", "cv@full:cap10", "cv@full:auto|full:c1|full:neg90|full:capD",
+            "auto@full|r99", "auto@full:auto|full:c1|full:neg90|full:capD")))
 sel_rules <- Sys.getenv("KMAHA_CVINV_CSV_RULES")
 sel_rules <- if (nzchar(sel_rules)) strsplit(sel_rules, ",")[[1]] else keep_rules
 cells_out <- cells[cells$rule %in% sel_rules, ]
