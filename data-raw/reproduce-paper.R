@@ -38,7 +38,7 @@ splits <- as.integer(Sys.getenv("KMAHA_REPRO_SPLITS", "40"))
 block <- as.integer(Sys.getenv("KMAHA_REPRO_BLOCK", "10"))
 datasets <- env_list("KMAHA_REPRO_DATASETS", paper_datasets()$name)
 learners <- env_list("KMAHA_REPRO_LEARNERS", c("nca", "lmnn", "dne"))
-kernels <- env_list("KMAHA_REPRO_KERNELS", c("linear", "cv", "aligned", "unweighted"))
+kernels <- env_list("KMAHA_REPRO_KERNELS", c("linear", "cv", "aligned", "unweighted", "auto"))
 out <- Sys.getenv("KMAHA_REPRO_OUT", file.path("inst", "extdata", "paper_reproduction.csv"))
 path <- Sys.getenv("KMAHA_DATA_DIR")
 path <- if (nzchar(path)) path else NULL
