@@ -220,7 +220,7 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
   info <- paper_datasets()
   wdl <- win_draw_lose(x)
   ktitle <- c(linear = "linear", cv = "CV", aligned = "aligned",
-              unweighted = "unweighted")
+              unweighted = "unweighted", auto = "auto")
   for (lr in unique(df$learner)) {
     d <- df[df$learner == lr, ]
     cat(sprintf("\n%s: mean +- sd test accuracy of 1-NN [paper]; * = more than %.2f from the paper\n",
@@ -286,6 +286,11 @@ print_cell_errors <- function(err, max = 3L) {
 
 #' @export
 print.kmaha_reproduction <- function(x, ...) {
+  if (!all(c("dataset", "split", "learner", "kernel", "accuracy", "seconds", "error") %in% names(x))) {
+    # a subset of the columns: no longer a table of cells
+    print(structure(x, class = "data.frame"), ...)
+    return(invisible(x))
+  }
   print(summary(x), ...)
   invisible(x)
 }
