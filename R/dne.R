@@ -91,7 +91,7 @@
 #' @param data,subset,na.action As in [stats::lm()].
 #' @param ... Passed from the formula method to the default method.
 #' @return An object of class `c("kmaha_dne", "kmaha_linear")` (see
-#'   [predict.kmaha_linear()]), with in addition `eigenvalues` (all D
+#'   [kmaha-model]), with in addition `eigenvalues` (all D
 #'   eigenvalues of \eqn{S + \lambda I}, ascending), `n_negative`,
 #'   `retention` (see Dimension), `scatter` (\eqn{S}, or `NULL` when
 #'   \eqn{D \ge n - 1}) and `targets` (the neighbour lists used).

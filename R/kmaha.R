@@ -10,11 +10,12 @@
 #' `rank`), and the learner is run on those coordinates. By the paper's
 #' representer theorems this equals learning the metric in the kernel's
 #' feature space. New points are classified by k nearest neighbours in the
-#' learned space.
+#' learned space. By default (`kernel = "auto"`) the kernel, or no kernel at
+#' all, is chosen by cross-validation of the whole pipeline.
 #'
-#' **Learners.** `"nca"`, `"lmnn"` and `"dne"` call [nca()], [lmnn()] and
-#' [dne()] (with `scale = FALSE`, since the KPCA coordinates are used as
-#' given); `learner_args` passes their options, e.g. `lambda` for the
+#' **Learners.** `"nca"`, `"lmnn"` and `"dne"` run the fitters of [nca()],
+#' [lmnn()] and [dne()] on the KPCA coordinates (used as given, not
+#' rescaled); `learner_args` passes their options, e.g. `lambda` for the
 #' regularized RKNCA/RKLMNN, `dim`, or `k` (LMNN/DNE target neighbours). Any
 #' R function `f(x, y, ...)` works too: it receives the KPCA coordinates and
 #' the labels (plus `learner_args`) and must return a d x D map matrix, or an
@@ -23,6 +24,28 @@
 #' chosen by `neighbors`.
 #'
 #' **Kernel choice.**
+#' * `"auto"` (the default): one stratified `cv_folds`-fold
+#'   cross-validation of the whole pipeline scores, on the same folds,
+#'   every base kernel of `kernels` (with successive halving after the first
+#'   fold), the plain 1-NN on the standardized inputs (`"Euclidean"`: no
+#'   learned metric), the linear learner (`"linear"`), the kernel-alignment
+#'   combination of `kernels` (QP) and their unweighted sum. A base kernel's
+#'   score is smoothed over its neighbouring bandwidths (weights 1-2-1 along
+#'   `sigma`), so that one lucky fold does not pick an isolated bandwidth;
+#'   among equal best scores the middle of the plateau wins. A kernelized
+#'   candidate is kept only when it beats the better of the two baselines
+#'   (Euclidean, linear) by more than one standard error of their paired
+#'   difference over the held-out points; otherwise that baseline is used.
+#'   With more than 2000 training points (and neither `landmarks` nor `rank`
+#'   given) the choice is made on a stratified subsample of 1000 rows with
+#'   KPCA of rank at most 100, and the chosen pipeline is fitted on all rows
+#'   with Nystrom KPCA (1000 landmarks, rank 100). `print()` says what was
+#'   chosen and why; `kernel_choice$cv` holds every candidate's scores;
+#' * `"cv"`: the best of `kernels` alone by the same cross-validation
+#'   ([cv_kernel()]; parallel through the user's [future::plan()], progress
+#'   through \pkg{progressr}); by default with successive halving of the
+#'   kernels after the first fold (`cv_strategy = "fast"`), or every kernel
+#'   on every fold (`cv_strategy = "exhaustive"`); the paper's CV column;
 #' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
 #'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
 #'   equal built-in kernel where there is one) or an R function `k(x, y)` or
@@ -31,17 +54,11 @@
 #'   used as given (`scale` does not apply, `neighbors` must be
 #'   `"feature"`, no `landmarks`), and `predict()` takes the m x n kernel
 #'   values of new points against the training points as `newdata`. The
-#'   choices below choose among kernel objects only; to combine several
-#'   Gram matrices, align them with [align_kernels()] (`kernels =
+#'   choices above and below choose among kernel objects only; to combine
+#'   several Gram matrices, align them with [align_kernels()] (`kernels =
 #'   "precomputed"`) and fit its `gram` as a precomputed kernel;
 #' * `"linear"`: no KPCA at all — the original learner on the standardized
 #'   inputs;
-#' * `"cv"`: the best of `kernels` by stratified `cv_folds`-fold
-#'   cross-validation of the whole pipeline ([cv_kernel()]; parallel through
-#'   the user's [future::plan()], progress through \pkg{progressr}); by
-#'   default with successive halving of the kernels after the first fold
-#'   (`cv_strategy = "fast"`), or every kernel on every fold
-#'   (`cv_strategy = "exhaustive"`);
 #' * `"align"` (alias `"aligned"`), `"align_lp"`: the combination of `kernels`
 #'   learned by kernel alignment, QP or LP ([align_kernels()]);
 #' * `"unweighted"`: the plain sum of `kernels`.
@@ -109,10 +126,11 @@
 #' @param learner_args A named list of further learner arguments.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found.
-#' @param kernels Base kernels for `"cv"`, `"align"` and `"unweighted"`
+#' @param kernels Base kernels for `"auto"`, `"cv"`, `"align"` and `"unweighted"`
 #'   (kernel objects, kernlab kernels or R functions); the paper's 21 scaled
 #'   RBF kernels by default.
-#' @param cv_folds Number of cross-validation folds for `kernel = "cv"`.
+#' @param cv_folds Number of cross-validation folds for `kernel = "auto"`
+#'   and `"cv"`.
 #' @param cv_strategy `"fast"` or `"exhaustive"`: the `strategy` of
 #'   [cv_kernel()] for `kernel = "cv"`.
 #' @param scale Standardize the input columns by the training data (`TRUE`)
@@ -130,22 +148,27 @@
 #'   Must be empty otherwise.
 #' @param data,subset,na.action For the formula method: where to find the
 #'   variables, which rows to use, and what to do with missing values.
-#' @return An object of class `kmaha_fit` with elements `learner`, `kernel`
-#'   (the kernel used, `NULL` for `"linear"`), `kernel_choice` (`type`, plus
-#'   the `alignment` or `cv` object when applicable), `kpca` (the
-#'   [kpca()] fit on the training data, `NULL` for `"linear"`), `L` (the
-#'   learned map on the KPCA coordinates), `learner_fit` (what the learner
-#'   returned), `embedding` (training points in the learned space), `targets`
-#'   (LMNN/DNE target neighbours used), `prep` (input scaling), `y`, `k`,
-#'   `convergence`, `train_accuracy` and `settings`. `y` keeps every level
-#'   of the labels, including levels without rows (a warning names them), so
-#'   predictions have the training levels. `train_accuracy` is the
-#'   leave-one-out kNN accuracy on the training points in the learned space:
-#'   it is optimistic, since the kernel and the metric were chosen on those
-#'   same points (on pure noise it can be near 1), so estimate accuracy on
-#'   held-out data or with [cv_kernel()] / caret resampling.
-#' @seealso [predict.kmaha_fit()], [cv_kernel()], [align_kernels()],
-#'   [kpca()].
+#' @return A fitted model of class `kmaha_fit` (and `kmaha_model`, with
+#'   `kmaha_linear` when no kernel was used and `kmaha_kpca_trick`
+#'   otherwise): the stages `prep` (input scaling), `feature_map` (`type`
+#'   `"identity"`, `"kpca"` or `"nystrom"`, with the kernel, projection and
+#'   centring statistics), `L` (the learned map on the feature map's
+#'   coordinates), the reference `embedding` and labels `y`, `k`, the
+#'   `targets` (LMNN/DNE target neighbours), `convergence`, `train_accuracy`,
+#'   `kernel_choice` (`type`, plus the `cv` or `alignment` object and the
+#'   reason for the choice when one was made) and `settings`, plus the
+#'   learner's own diagnostics. `y` keeps every level of the labels,
+#'   including levels without rows (a warning names them), so predictions
+#'   have the training levels. `train_accuracy` is the leave-one-out kNN
+#'   accuracy on the training points in the learned space: it is optimistic,
+#'   since the kernel and the metric were chosen on those same points (on
+#'   pure noise it can be near 1), so estimate accuracy on held-out data or
+#'   with [cv_kernel()] / caret resampling. See [kmaha-model] for
+#'   `predict()`, `print()`, `summary()`, `plot()` and the other methods.
+#' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
+#'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
+#'   threads of the compiled code for this fit.
+#' @seealso [kmaha-model], [cv_kernel()], [align_kernels()], [kpca()].
 #' @examples
 #' # Two concentric rings: no linear metric separates them, a degree-2
 #' # polynomial kernel does.
@@ -161,6 +184,10 @@
 #' # Aligned kernel on iris, formula interface
 #' fit2 <- kmaha(Species ~ ., data = iris, learner = "dne", kernel = "align")
 #' summary(fit2)
+#'
+#' # The default: the kernel (or none) chosen by cross-validation
+#' fit3 <- kmaha(Species ~ ., data = iris, learner = "dne", seed = 1)
+#' fit3$kernel_choice$cv
 #' @export
 kmaha <- function(x, ...) UseMethod("kmaha")
 

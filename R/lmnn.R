@@ -87,7 +87,7 @@
 #' @param data,subset,na.action Model frame arguments, as in [stats::lm()].
 #' @param ... Further arguments passed to `lmnn.default()`.
 #' @return An object of class `c("kmaha_lmnn", "kmaha_linear")` (see
-#'   [predict.kmaha_linear()]) with, besides the common fields, `M` (the
+#'   [kmaha-model]) with, besides the common fields, `M` (the
 #'   metric found by the solver, on the preprocessed inputs, before any
 #'   truncation to `dim` rows), `targets` (the target
 #'   neighbours used), `solver`, `impostors` (impostor pairs in the final

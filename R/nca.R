@@ -110,7 +110,7 @@
 #'   multiplied because the objective was flat there (inputs far from unit
 #'   scale with `scale = FALSE`: every neighbour probability 0 or 1, or all
 #'   equal); the fit then runs on parameters of the data's scale. See
-#'   [predict.kmaha_linear()].
+#'   [kmaha-model].
 #' @references Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R.
 #'   (2005). Neighbourhood components analysis. *NIPS 17*.
 #'
