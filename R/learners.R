@@ -70,7 +70,7 @@ builtin_spec <- function(name, args, argname = function(a) a) {
     nca = , knca = nca_opts(args, argname, kernel_trick = name == "knca"),
     lmnn = , klmnn = lmnn_opts(args, argname, kernel_trick = name == "klmnn"),
     dne = dne_opts(args, argname),
-    kdne = kdne_opts(args, argname))
+    kdne = dne_opts(args, argname, "kdne"))
   spec <- list(name = name, label = learner_label(name), builtin = TRUE,
                opts = opts, args = args)
   spec$wants_targets <- name %in% c("lmnn", "dne", "klmnn", "kdne") && is.null(opts$targets)
@@ -161,20 +161,16 @@ lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
        targets = targets)
 }
 
-dne_opts <- function(args, argname) {
-  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default("dne", a)
-  list(k = check_count(get_arg("k"), argname("k")),
-       dim = opt_dim(get_arg("dim"), argname),
-       lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
-       targets = args$targets)
-}
-
-kdne_opts <- function(args, argname) {
-  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default("kdne", a)
-  list(k = check_count(get_arg("k"), argname("k")),
-       dim = opt_dim(get_arg("dim"), argname),
-       eps = check_number(get_arg("eps"), argname("eps"), nonneg = TRUE),
-       targets = args$targets)
+# DNE and KDNE: the same options, except the diagonal shift (DNE's
+# `lambda`, KDNE's `eps`).
+dne_opts <- function(args, argname, learner = "dne") {
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(learner, a)
+  shift <- if (learner == "dne") "lambda" else "eps"
+  out <- list(k = check_count(get_arg("k"), argname("k")),
+              dim = opt_dim(get_arg("dim"), argname))
+  out[[shift]] <- check_number(get_arg(shift), argname(shift), nonneg = TRUE)
+  out$targets <- args$targets
+  out
 }
 
 # A learner function must take the coordinates and the labels as its first
