@@ -80,6 +80,9 @@
 #'   the parallel random streams (the global random state is restored after).
 #' @param strategy `"fast"` (successive halving after the first fold) or
 #'   `"exhaustive"` (every kernel on every fold); see Details.
+#' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
+#'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
+#'   threads of the compiled code within each fold fit.
 #' @param ... Unused; must be empty.
 #' @return An object of class `kmaha_cv`: a list with `curve` (a data frame
 #'   with one row per kernel: `kernel` index, `sigma`, `mean`, `sd`, `n_ok`,

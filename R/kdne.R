@@ -63,7 +63,7 @@
 #'   `eigenvalues` (all n generalized eigenvalues, ascending), `n_negative`,
 #'   `retention`,
 #'   `targets`, `kernel`, `eps`, `convergence` and the training inputs needed
-#'   by [predict.kmaha_kdne()].
+#'   by [predict()][kmaha-model].
 #' @seealso [dne()], [kmaha()]
 #' @examples
 #' idx <- c(1:30, 51:80, 101:130)

@@ -30,5 +30,5 @@
 #' @keywords internal
 #' @useDynLib kmaha, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
-#' @importFrom stats predict
+#' @importFrom stats predict nobs coef fitted formula terms model.frame
 NULL

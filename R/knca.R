@@ -38,7 +38,7 @@
 #'   `x`, the scaling `prep`, the labels `y`, the training `embedding`
 #'   (\eqn{K U^\top}), `settings`, `convergence` (as for [nca()]) and the
 #'   leave-one-out 1-NN `train_accuracy`.
-#' @seealso [predict.kmaha_knca()], [kmaha()] for the KPCA trick.
+#' @seealso [kmaha-model], [kmaha()] for the KPCA trick.
 #' @examples
 #' fit <- knca(iris[, 1:4], iris$Species, kernel = rbf_kernel(1), dim = 2,
 #'             max_iter = 50)

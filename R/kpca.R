@@ -60,6 +60,14 @@
 #' kept components: the n x m kernel rows are never stored, and no n x n
 #' matrix is formed in fitting or in [predict()].
 #'
+#' *Default rank under Nystrom.* With `rank = NULL` the Nystrom method keeps
+#' the leading components that together carry 95% of the variance in the
+#' landmark span (the sum of all its eigenvalues), and at most 200 of them:
+#' a learner run on the coordinates costs time in proportion to their number
+#' or more, and the trailing components of a smooth kernel carry little
+#' variance. Pass `rank = m` (the number of landmarks) to keep every
+#' component above `tol`; the fit's `rank_rule` records the rule used.
+#'
 #' *What the KPCA trick keeps under Nystrom.* Squared distances between the
 #' coordinates (all components kept) are
 #' \eqn{\|P(\phi(x_i) - \phi(x_j))\|^2 \le \|\phi(x_i) - \phi(x_j)\|^2}:
@@ -107,7 +115,9 @@
 #' @param kernel A kernel object (see [kernels], [kernel_sum()]), a kernlab
 #'   kernel, an R function of two points (see [kernel-sources]), or
 #'   `"precomputed"`.
-#' @param rank `NULL` (keep every component above `tol`) or the maximum
+#' @param rank `NULL` (keep every component above `tol`; with `landmarks`,
+#'   the components carrying 95% of the landmark-span variance, at most 200,
+#'   see Nystrom method) or the maximum
 #'   number of components, a whole number between 1 and `nrow(x)`. Fewer are
 #'   kept when fewer eigenvalues exceed the tolerance.
 #' @param tol Relative eigenvalue threshold, in (0, 1).
@@ -237,8 +247,26 @@ kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method,
 kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx) {
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
   lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method, ctx)
+  auto <- is.null(rank)
+  if (auto) args$rank <- min(nystrom_max_rank, nrow(lm$points))
   fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
                                      args$method, ctx))
+  if (auto) {
+    # The core returned the leading min(nystrom_max_rank, m) components and
+    # the total variance in the landmark span (trace): keep those that
+    # reach the share.
+    share <- cumsum(fit$eigenvalues) / fit$trace
+    r <- which(share >= nystrom_share - 1e-12)[1]
+    if (is.na(r)) r <- length(fit$eigenvalues)
+    keep <- seq_len(r)
+    fit$coords <- fit$coords[, keep, drop = FALSE]
+    fit$projection <- fit$projection[, keep, drop = FALSE]
+    fit$eigenvalues <- fit$eigenvalues[keep]
+  }
+  fit$rank_rule <- if (auto) {
+    sprintf("%g%% of the landmark-span variance, at most %d", 100 * nystrom_share,
+            nystrom_max_rank)
+  } else "given"
   fit <- kpca_finish(fit, args, rownames(x), rownames(lm$points))
   fit$eigen_solver <- fit$method
   fit$method <- "nystrom"
@@ -248,6 +276,12 @@ kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx) 
   fit$x <- NULL
   fit
 }
+
+# The default rank of the Nystrom method: the leading components that carry
+# nystrom_share of the variance in the landmark span, at most
+# nystrom_max_rank (see ?kpca, "Nystrom method").
+nystrom_share <- 0.95
+nystrom_max_rank <- 200L
 
 # A matrix (or data frame) of landmark points with the columns of x.
 check_landmark_points <- function(landmarks, x) {
@@ -344,6 +378,9 @@ print.kmaha_kpca <- function(x, ...) {
   if (nys) {
     cat(sprintf("  landmarks: %d (%s), landmark rank %d; mean squared distance to their span: %.4g\n",
                 nrow(x$landmarks), x$landmark_method, x$landmark_rank, x$residual))
+    if (!is.null(x$rank_rule) && x$rank_rule != "given") {
+      cat(sprintf("  components: %s\n", x$rank_rule))
+    }
   }
   show <- utils::head(x$eigenvalues, 6L)
   cat(sprintf("  leading eigenvalues: %s%s\n",

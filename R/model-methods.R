@@ -36,7 +36,7 @@
 #' `terms()` and `model.frame()` (formula fits), and [stats::update()],
 #' which refits from the stored call with changed arguments.
 #'
-#' @param object,x A fitted model.
+#' @param object,x,formula A fitted model (`formula` for `model.frame()`).
 #' @param type For `fitted()`: `"class"`, `"prob"` or `"transform"`, as for
 #'   [predict.kmaha_model()] without `newdata`.
 #' @param which For `plot()`: `"embedding"` (the training points in two

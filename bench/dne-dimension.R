@@ -38,7 +38,7 @@ one_split <- function(xtr, ytr, xte, yte) {
   for (s in sigmas_kdne) {
     f <- suppressWarnings(kdne(xtr, ytr, kernel = rbf_kernel(s)))
     out[paste0("kdne_", s)] <- acc(predict(f, xte), yte)
-    out[paste0("d_kdne_", s)] <- nrow(f$U)
+    out[paste0("d_kdne_", s)] <- nrow(if (is.null(f$U)) f$L else f$U)
   }
   out
 }

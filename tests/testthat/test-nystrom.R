@@ -8,7 +8,7 @@ x_nys <- scale(as.matrix(iris[, 1:4]))
 test_that("with every training point as a landmark Nystrom equals exact KPCA", {
   for (k in list(rbf_kernel(0.5), poly_kernel(2, offset = 1), laplace_kernel(3))) {
     ex <- kpca(x_nys, k, tol = 1e-10)
-    ny <- kpca(x_nys, k, tol = 1e-10, landmarks = x_nys)
+    ny <- kpca(x_nys, k, tol = 1e-10, landmarks = x_nys, rank = nrow(x_nys))
     expect_identical(ny$method, "nystrom")
     # coordinates agree up to rotations within eigenspaces: compare Gram
     # matrices and distances of the coordinates
@@ -22,7 +22,7 @@ test_that("with every training point as a landmark Nystrom equals exact KPCA", {
   }
   # landmarks = n draws all rows: the same fit up to rotation
   set.seed(3)
-  ny_n <- kpca(x_nys, rbf_kernel(0.5), tol = 1e-10, landmarks = nrow(x_nys))
+  ny_n <- kpca(x_nys, rbf_kernel(0.5), tol = 1e-10, landmarks = nrow(x_nys), rank = nrow(x_nys))
   expect_setequal(ny_n$landmark_index, seq_len(nrow(x_nys)))
   g <- tcrossprod(kpca(x_nys, rbf_kernel(0.5), tol = 1e-10)$coords)
   expect_lt(max(abs(tcrossprod(ny_n$coords) - g)) / max(abs(g)), 1e-6)
@@ -31,7 +31,7 @@ test_that("with every training point as a landmark Nystrom equals exact KPCA", {
 test_that("Nystrom distances are those of the projection onto the landmark span", {
   k <- rbf_kernel(1)
   set.seed(7)
-  ny <- kpca(x_nys, k, landmarks = 25, tol = 1e-12)
+  ny <- kpca(x_nys, k, landmarks = 25, rank = 25, tol = 1e-12)
   idx <- ny$landmark_index
   K <- kernel_matrix(k, x_nys)
   # explicit projection: f(x) = W^{-1/2} c(x), independent of the C++ path
@@ -140,7 +140,7 @@ test_that("kmaha() with every training point as a landmark predicts as exact kma
   y <- iris$Species[idx]
   ex <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10)
   ny <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), tol = 1e-10,
-              landmarks = x)
+              landmarks = x, rank = nrow(x))
   expect_identical(ny$feature_map$type, "nystrom")
   expect_identical(ny$targets, ex$targets)
   newx <- as.matrix(iris[-idx, 1:4])
@@ -196,4 +196,32 @@ test_that("cv_kernel() with landmarks runs Nystrom KPCA in every fold", {
                          landmarks = 120),
                "`landmarks` must be a number of landmark points between 2 and the number of rows of `x` (100)",
                fixed = TRUE)
+})
+
+test_that("Nystrom's default rank keeps 95% of the landmark-span variance, at most 200", {
+  set.seed(31)
+  x <- matrix(rnorm(400 * 5), 400)
+  k <- rbf_kernel(2)
+  full <- kpca(x, k, landmarks = 60, rank = 60)
+  expect_identical(full$rank_rule, "given")
+  share <- cumsum(full$eigenvalues) / full$trace
+  r <- which(share >= 0.95)[1]
+  expect_lt(r, 60)
+  set.seed(5)
+  lm_pts <- x[sample(400, 60), ]
+  def <- kpca(x, k, landmarks = lm_pts)
+  ref <- kpca(x, k, landmarks = lm_pts, rank = 60)
+  expect_identical(def$rank, as.integer(which(cumsum(ref$eigenvalues) / ref$trace >= 0.95)[1]))
+  expect_equal(def$eigenvalues, ref$eigenvalues[seq_len(def$rank)], tolerance = 1e-10)
+  expect_equal(abs(unname(def$coords)), abs(unname(ref$coords[, seq_len(def$rank)])),
+               tolerance = 1e-8)
+  expect_match(def$rank_rule, "95% of the landmark-span variance, at most 200", fixed = TRUE)
+  expect_output(print(def), "components: 95% of the landmark-span variance", fixed = TRUE)
+  # a rough kernel spreads the variance: the cap applies
+  rough <- kpca(x, rbf_kernel(0.05), landmarks = 300)
+  expect_identical(rough$rank, 200L)
+  # kmaha() with landmarks uses the same rule
+  y <- factor(ifelse(x[, 1] > 0, "p", "q"))
+  f <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(2), landmarks = lm_pts, scale = FALSE)
+  expect_identical(ncol(f$L), def$rank)
 })
