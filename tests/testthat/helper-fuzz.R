@@ -17,8 +17,8 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
 
   make_data <- function() {
     n <- pick(c(2L, 3L, 5L, 8L, 12L, 20L, 30L))
-    p <- pick(c(1L, 2L, 3L, 5L, 10L, 40L, 120L))
-    x <- matrix(stats::rnorm(n * p), n, p)
+    p <- pick(c(1L, 2L, 3L, 5L, 10L, 40L, 120L, 1000L))
+    x <- matrix(stats::rnorm(n * p), n, p, dimnames = list(NULL, paste0("v", seq_len(p))))
     sc <- 10^pick(c(-150, -20, -3, 0, 0, 0, 3, 20, 150))
     x <- x * sc
     if (n > 2 && stats::runif(1) < 0.3) x[n, ] <- x[1, ]            # duplicated row
@@ -48,6 +48,7 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
     knca = function(d) knca(d$x, d$y, kernel = kernel_draw(),
                             lambda = pick(c(0, 0.1)), max_iter = 20),
     kdne = function(d) kdne(d$x, d$y, kernel = kernel_draw(), k = pick(1:2)),
+    klmnn = function(d) klmnn(d$x, d$y, kernel = kernel_draw(), k = pick(1:2), max_iter = 20),
     kpca = function(d) kpca(d$x, kernel_draw()),
     align = function(d) align_kernels(d$x, d$y, kernels = list(kernel_draw(), kernel_draw())),
     kmaha = function(d) {
@@ -59,6 +60,21 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
             learner_args = if (learner == "dne") list() else list(max_iter = 20))
     }
   )
+  # Misspelt arguments, each to an exported function with `...`.
+  # The error must name the misspelt argument (or, when the data are bad
+  # too, an argument the data error is about).
+  typos <- list(
+    maxiter = function(d) nca(d$x, d$y, maxiter = 5),
+    lamda = function(d) lmnn(d$x, d$y, lamda = 0.1),
+    dims = function(d) dne(d$x, d$y, dims = 1),
+    kernal = function(d) knca(d$x, d$y, kernal = rbf_kernel(1)),
+    epsilon = function(d) kdne(d$x, d$y, epsilon = 1),
+    mu0 = function(d) klmnn(d$x, d$y, mu0 = 0.5),
+    fold = function(d) kmaha(d$x, d$y, kernel = "linear", learner_args = list(max_iter = 5), fold = 2),
+    fols = function(d) cv_kernel(d$x, d$y, kernels = list(rbf_kernel(1)), fols = 2),
+    metod = function(d) align_kernels(d$x, d$y, kernels = list(rbf_kernel(1)), metod = "lp"),
+    tpye = function(d) predict(nca(d$x, d$y, max_iter = 5), d$x, tpye = "prob"),
+    typ = function(d) predict(kpca(d$x, rbf_kernel(1)), d$x, typ = "x"))
   has_nan <- function(obj) {
     if (is.numeric(obj)) return(anyNA(obj))
     if (is.list(obj)) return(any(vapply(obj, has_nan, NA)))
@@ -78,7 +94,22 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
   one_case <- function(case_seed) {
     set.seed(case_seed)
     d <- make_data()
-    what <- pick(names(calls))
+    what <- pick(c(names(calls), "typo"))
+    if (what == "typo") {
+      typo <- pick(names(typos))
+      out <- tryCatch(suppressWarnings({
+        typos[[typo]](d)
+        "ok: a misspelt argument was accepted"
+      }), error = function(e) {
+        msg <- conditionMessage(e)
+        if (grepl(typo, msg, fixed = TRUE) || clear_error(msg)) paste("clear error:", msg)
+        else paste("unclear error:", msg)
+      })
+      if (startsWith(out, "ok")) out <- paste("wrong", out)
+      return(data.frame(what = what, n = d$n, p = d$p, scale = d$scale,
+                        classes = nlevels(d$y), min_class = min(table(d$y)),
+                        seed = case_seed, outcome = out))
+    }
     out <- tryCatch(suppressWarnings({
       fit <- calls[[what]](d)
       bad <- has_nan(outputs(fit))
@@ -89,6 +120,16 @@ fuzz_run <- function(seed, n_cases, case_seeds = NULL) {
           list(predict(fit, newx), predict(fit, newx, type = "transform"),
                predict(fit, newx, type = "prob", k = 1))
         bad <- has_nan(pr)
+        if (!bad && what != "kpca" && !is.null(fit$feature_names) && stats::runif(1) < 0.3) {
+          # newdata as a data frame, one numeric column turned into text
+          nd <- as.data.frame(newx)
+          names(nd) <- fit$feature_names
+          nd[[1]] <- format(nd[[1]])
+          msg <- tryCatch({ predict(fit, nd); "" }, error = function(e) conditionMessage(e))
+          if (!grepl("character", msg, fixed = TRUE) || !clear_error(msg)) {
+            stop("character column in newdata: ", if (nzchar(msg)) msg else "accepted")
+          }
+        }
       }
       if (bad) "NaN in an output" else "ok"
     }), error = function(e) {
