@@ -321,7 +321,7 @@ test_that("the shipped results have the structure of reproduce_paper()", {
   expect_identical(vapply(res, typeof, ""), vapply(mine, typeof, ""))
   expect_true(all(res$dataset %in% paper_datasets()$name))
   expect_true(all(res$learner %in% c("nca", "lmnn", "dne")))
-  expect_true(all(res$kernel %in% c("linear", "cv", "aligned", "unweighted")))
+  expect_true(all(res$kernel %in% c("linear", "cv", "aligned", "unweighted", "auto")))
   expect_false(anyDuplicated(cell_key(res)) > 0)
   expect_true(all(res$accuracy >= 0 & res$accuracy <= 1, na.rm = TRUE))
   info <- attr(res, "run_info")
@@ -360,4 +360,14 @@ test_that("shipped rows are re-derived by reproduce_paper(), a cell alone as in 
   expect_identical(one$accuracy,
                    again$accuracy[again$dataset == "balance" & again$learner == "nca" &
                                     again$kernel == "aligned" & again$split == 2L])
+  # the CV and auto columns (one shared cross-validation) of a fast cell
+  shared <- res[res$dataset == "iris" & res$learner == "dne" &
+                  res$kernel %in% c("cv", "auto") & res$split == 1L, ]
+  skip_if(!"auto" %in% shared$kernel, "no auto column in the shipped results")
+  both <- reproduce_paper(datasets = "iris", learners = "dne", kernels = c("cv", "auto"),
+                          splits = info$splits, split_ids = 1L, seed = info$seed,
+                          cv_folds = info$cv_folds)
+  m <- match(cell_key(shared), cell_key(both))
+  expect_lte(max(abs(both$accuracy[m] - shared$accuracy)), 0.01)
+  expect_identical(both$choice[m], shared$choice)
 })

@@ -1,0 +1,125 @@
+# kernel = "auto", kmaha()'s default (R/choose.R): the candidates, the
+# smoothing of the base kernels' scores, the tie rule, the baseline guard,
+# and what it chooses on data where no kernel helps and where one clearly
+# does.
+
+# A curve as cv_result() builds it: one row per candidate.
+auto_curve <- function(kind, sigma, mean) {
+  data.frame(kind = kind, sigma = sigma, mean = mean, n_ok = 5L, dropped = FALSE,
+             label = ifelse(kind == "kernel", paste("RBF sigma =", sigma), kind),
+             stringsAsFactors = FALSE)
+}
+
+test_that("the candidates are the base kernels, Euclidean, linear, aligned (QP) and unweighted; never the LP", {
+  ks <- list(rbf_kernel(0.5), rbf_kernel(1), rbf_kernel(2))
+  cands <- kmaha:::auto_candidates(ks)
+  kinds <- vapply(cands, function(cd) cd$kind, "")
+  expect_identical(kinds, c("kernel", "kernel", "kernel", "euclidean", "linear", "align",
+                            "unweighted"))
+  expect_false(any(grepl("lp", vapply(cands, function(cd) paste(unlist(cd[c("kind", "method")]), collapse = " "), ""))))
+  fit <- kmaha(iris[, 1:4], iris$Species, learner = "dne", kernels = ks, seed = 1)
+  cu <- fit$kernel_choice$cv$curve
+  expect_identical(cu$kind, kinds)
+  expect_identical(fit$kernel_choice$type, "auto")
+  expect_false("align_lp" %in% cu$kind)
+})
+
+test_that("smoothing borrows from neighbouring bandwidths: a lone spike loses to a plateau", {
+  sig <- c(0.25, 0.5, 1, 2, 4, 8)
+  cu <- auto_curve(c(rep("kernel", 6), "euclidean", "linear"), c(sig, NA, NA),
+                   c(0.70, 0.90, 0.70, 0.84, 0.86, 0.84, 0.60, 0.60))
+  sm <- kmaha:::smooth_scores(cu)
+  # 1-2-1 weights inside, 2-1 at the ends; other candidates unchanged
+  expect_equal(sm[2], (0.70 + 2 * 0.90 + 0.70) / 4)
+  expect_equal(sm[1], (2 * 0.70 + 0.90) / 3)
+  expect_equal(sm[6], (0.86 + 2 * 0.84) / 3)
+  expect_identical(sm[7:8], cu$mean[7:8])
+  # the spike at sigma = 0.5 has the best raw score, the plateau's middle
+  # the best smoothed one
+  correct <- matrix(TRUE, 100, nrow(cu))
+  correct[1:40, 7:8] <- FALSE
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$sigma[sel$best], 4)
+  expect_match(sel$reason, "smoothed over neighbouring bandwidths", fixed = TRUE)
+})
+
+test_that("ties go to the middle of the plateau, in order of simplicity", {
+  sig <- c(0.5, 1, 2, 4, 8)
+  cu <- auto_curve(rep("kernel", 5), sig, rep(0.8, 5))
+  sel <- kmaha:::auto_select(cu, matrix(TRUE, 50, 5), 5L)
+  expect_identical(cu$sigma[sel$best], 2)
+})
+
+test_that("a learned candidate must beat the better baseline by more than one standard error", {
+  cu <- auto_curve(c("kernel", "kernel", "kernel", "euclidean", "linear"),
+                   c(1, 2, 4, NA, NA), c(0.80, 0.80, 0.80, 0.70, 0.78))
+  n <- 200
+  base <- rep(c(TRUE, FALSE), c(156, 44))        # linear: 0.78
+  # the kernels get 20 points right that linear misses and miss 18 that it
+  # gets: +0.01, below one paired standard error (about 0.03)
+  small <- base
+  small[157:176] <- TRUE
+  small[1:18] <- FALSE
+  correct <- cbind(small, small, small, rep(c(TRUE, FALSE), c(140, 60)), base)
+  cu$mean <- colMeans(correct)
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$kind[sel$best], "linear")
+  expect_match(sel$reason, "did not beat it by more than one standard error", fixed = TRUE)
+  # a gain of 30 points is many standard errors: the kernel stays
+  big <- base
+  big[157:186] <- TRUE
+  correct <- cbind(big, big, big, correct[, 4], base)
+  cu$mean <- colMeans(correct)
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$kind[sel$best], "kernel")
+  expect_match(sel$reason, "beats the better baseline, linear", fixed = TRUE)
+})
+
+test_that("no kernel where none helps; a kernel on the concentric rings", {
+  # two Gaussian classes apart along one axis, plus noise columns: the
+  # linear learner (or plain 1-NN) is as good as any kernel
+  set.seed(3)
+  n <- 120
+  y <- factor(rep(c("a", "b"), each = n / 2))
+  x <- cbind(ifelse(y == "a", -1.5, 1.5) + rnorm(n), matrix(rnorm(n * 3), n))
+  lin <- kmaha(x, y, learner = "nca", seed = 2)
+  expect_true(lin$kernel_choice$cv$curve$kind[lin$kernel_choice$cv$best] %in%
+                c("linear", "euclidean"))
+  expect_s3_class(lin, "kmaha_linear")
+  # the paper's thin rings (radius 1 and 1.05): Euclidean 1-NN and every
+  # linear metric confuse them
+  ring <- function(n_per, seed) {
+    set.seed(seed)
+    t1 <- runif(n_per, 0, 2 * pi)
+    t2 <- runif(n_per, 0, 2 * pi)
+    list(x = rbind(cbind(cos(t1), sin(t1)), 1.05 * cbind(cos(t2), sin(t2))),
+         y = factor(rep(c("inner", "outer"), each = n_per)))
+  }
+  tr <- ring(100, 1)
+  te <- ring(200, 2)
+  fit <- kmaha(tr$x, tr$y, learner = "dne", seed = 1)
+  kind <- fit$kernel_choice$cv$curve$kind[fit$kernel_choice$cv$best]
+  expect_true(kind %in% c("kernel", "align", "unweighted"))
+  expect_s3_class(fit, "kmaha_kpca_trick")
+  acc <- mean(predict(fit, te$x) == te$y)
+  acc_lin <- mean(predict(kmaha(tr$x, tr$y, learner = "dne", kernel = "linear"), te$x) == te$y)
+  acc_eu <- mean(knn_classify(scale(tr$x), tr$y, scale(te$x, attr(scale(tr$x), "scaled:center"),
+                                                       attr(scale(tr$x), "scaled:scale")))$class == te$y)
+  expect_gt(acc, 0.9)
+  expect_gt(acc, max(acc_lin, acc_eu) + 0.05)
+  expect_match(fit$kernel_choice$cv$reason, "beats the better baseline", fixed = TRUE)
+  # print() says what was chosen and why
+  expect_output(print(fit), "chosen by 5-fold CV", fixed = TRUE)
+})
+
+test_that("the default is auto, and cv and auto share one cross-validation", {
+  expect_identical(formals(kmaha:::kmaha.default)$kernel, "auto")
+  ks <- list(rbf_kernel(0.5), rbf_kernel(1), rbf_kernel(2))
+  a <- kmaha(iris[, 1:4], iris$Species, learner = "dne", kernels = ks, seed = 5)
+  cv <- kmaha(iris[, 1:4], iris$Species, learner = "dne", kernel = "cv", kernels = ks,
+              seed = 5)
+  # the base kernels' fold scores are the same in both
+  ca <- a$kernel_choice$cv$curve
+  cc <- cv$kernel_choice$cv$curve
+  expect_equal(ca$mean[ca$kind == "kernel"], cc$mean[cc$kind == "kernel"])
+})
