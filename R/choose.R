@@ -128,9 +128,13 @@ choose_feature_maps <- function(choices, xs, y, spec, kernels, base, k, folds,
       base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
                                            large = NULL))
       for (v in names(cv_views)) {
-        cv_views[[v]]$cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d, and fitted on all rows with Nystrom KPCA (%d landmarks)",
-                                           cv_views[[v]]$cv$reason, length(rows), nrow(xs),
-                                           large$rank, large$landmarks)
+        cvv <- cv_views[[v]]$cv
+        kernelized <- !cvv$curve$kind[cvv$best] %in% c("linear", "euclidean")
+        cv_views[[v]]$cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d%s",
+                                           cvv$reason, length(rows), nrow(xs), large$rank,
+                                           if (kernelized) sprintf(", and fitted on all rows with Nystrom KPCA (%d landmarks)",
+                                                                   large$landmarks) else
+                                             ", and fitted on all rows")
       }
     }
   }

@@ -45,7 +45,8 @@
 #'   ([cv_kernel()]; parallel through the user's [future::plan()], progress
 #'   through \pkg{progressr}); by default with successive halving of the
 #'   kernels after the first fold (`cv_strategy = "fast"`), or every kernel
-#'   on every fold (`cv_strategy = "exhaustive"`); the paper's CV column;
+#'   on every fold (`cv_strategy = "exhaustive"`); the paper's CV column.
+#'   Above 2000 rows it uses the subsample and Nystrom KPCA as `"auto"` does;
 #' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
 #'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
 #'   equal built-in kernel where there is one) or an R function `k(x, y)` or
@@ -273,9 +274,9 @@ kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbo
   landmarks <- kmaha_landmarks(landmarks, x, prep)
   base <- list(rank = rank, tol = tol, landmarks = landmarks,
                landmark_method = landmark_method)
-  # Large n: kernel = "auto" at its defaults chooses on a subsample and
-  # fits with Nystrom KPCA (exact KPCA of every row would not fit).
-  if (length(choices) == 1L && choices[[1]]$type == "auto" && !pre &&
+  # Large n: kernel = "auto" or "cv" at their defaults choose on a subsample
+  # and fit with Nystrom KPCA (exact KPCA of every row would not fit).
+  if (length(choices) == 1L && choices[[1]]$type %in% c("auto", "cv") && !pre &&
       nrow(x) > auto_large$n && is.null(landmarks) && is.null(rank)) {
     base$large <- auto_large
   }

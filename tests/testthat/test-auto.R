@@ -123,3 +123,30 @@ test_that("the default is auto, and cv and auto share one cross-validation", {
   cc <- cv$kernel_choice$cv$curve
   expect_equal(ca$mean[ca$kind == "kernel"], cc$mean[cc$kind == "kernel"])
 })
+
+test_that("above 2000 rows the choice is made on a subsample and a kernel is fitted by Nystrom", {
+  skip_on_cran()
+  set.seed(8)
+  n <- 2100
+  y <- factor(rep(c("a", "b", "c"), length.out = n))
+  x <- matrix(rnorm(n * 4), n) + 2 * as.integer(y)
+  ks <- list(rbf_kernel(0.5), rbf_kernel(1), rbf_kernel(2))
+  cv <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = ks, seed = 1)
+  expect_identical(cv$feature_map$type, "nystrom")
+  expect_identical(nrow(cv$feature_map$landmarks), 1000L)
+  expect_lte(ncol(cv$L), 100L)
+  expect_match(cv$kernel_choice$cv$reason,
+               "chosen on a stratified subsample of 1000 of the 2100 rows, with KPCA of rank <= 100, and fitted on all rows with Nystrom KPCA (1000 landmarks)",
+               fixed = TRUE)
+  expect_identical(nrow(cv$embedding), 2100L)
+  # the same choice under auto, where a baseline may win: then no Nystrom
+  au <- kmaha(x, y, learner = "dne", kernels = ks, seed = 1)
+  kind <- au$kernel_choice$cv$curve$kind[au$kernel_choice$cv$best]
+  if (kind %in% c("linear", "euclidean")) {
+    expect_identical(au$feature_map$type, "identity")
+    expect_match(au$kernel_choice$cv$reason, "rank <= 100, and fitted on all rows", fixed = TRUE)
+    expect_false(grepl("Nystrom", au$kernel_choice$cv$reason, fixed = TRUE))
+  } else {
+    expect_identical(au$feature_map$type, "nystrom")
+  }
+})
