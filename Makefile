@@ -120,7 +120,7 @@ check: $(STAMPS)/deps suggests
 	$(if $(shell kpsewhich inconsolata.sty 2>/dev/null),,R_RD4PDF="times,hyper") \
 	  _R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" \
 	  R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
-	  _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
+	  TZ=$${TZ:-UTC} _R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran $(TARBALL)
 
 # Sanitizers: the package is built from the tarball (so no object file of a
 # normal build is reused) with the flags below into a library of its own; R
