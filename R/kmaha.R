@@ -36,6 +36,8 @@
 #'   candidate is kept only when it beats the better of the two baselines
 #'   (Euclidean, linear) by more than one standard error of their paired
 #'   difference over the held-out points; otherwise that baseline is used.
+#'   Euclidean 1-NN, in turn, replaces the linear learner only when it beats
+#'   it by more than one such standard error.
 #'   With more than 2000 training points (and neither `landmarks` nor `rank`
 #'   given) the choice is made on a stratified subsample of 1000 rows with
 #'   KPCA of rank at most 100, and the chosen pipeline is fitted on all rows

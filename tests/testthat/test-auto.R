@@ -150,3 +150,27 @@ test_that("above 2000 rows the choice is made on a subsample and a kernel is fit
     expect_identical(au$feature_map$type, "nystrom")
   }
 })
+
+test_that("Euclidean 1-NN must beat the linear learner by more than one standard error", {
+  cu <- auto_curve(c("kernel", "kernel", "kernel", "euclidean", "linear"),
+                   c(1, 2, 4, NA, NA), rep(0, 5))
+  n <- 200
+  lin <- rep(c(TRUE, FALSE), c(150, 50))
+  # Euclidean: right on 12 points the learner misses, wrong on 10 it gets
+  eu <- lin
+  eu[151:162] <- TRUE
+  eu[1:10] <- FALSE
+  weak <- rep(c(TRUE, FALSE), c(100, 100))
+  correct <- cbind(weak, weak, weak, eu, lin)
+  cu$mean <- colMeans(correct)
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$kind[sel$best], "linear")
+  expect_match(sel$reason, "Euclidean 1-NN (0.760) did not beat it (0.750)", fixed = TRUE)
+  # right on 30 more points and wrong on none: Euclidean stays
+  eu <- lin
+  eu[151:180] <- TRUE
+  correct[, 4] <- eu
+  cu$mean <- colMeans(correct)
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$kind[sel$best], "euclidean")
+})
