@@ -497,10 +497,9 @@ auto_select <- function(curve, correct, v) {
   base <- which(curve$kind %in% c("euclidean", "linear") & eligible)
   if (length(base) && !best %in% base) {
     b <- base[which.max(curve$mean[base])]
-    both <- !is.na(correct[, best]) & !is.na(correct[, b])
-    d <- as.numeric(correct[both, best]) - as.numeric(correct[both, b])
-    se <- if (length(d) > 1L) stats::sd(d) / sqrt(length(d)) else Inf
-    gain <- mean(d)
+    pg <- paired_gain(correct, best, b)
+    gain <- pg$gain
+    se <- pg$se
     if (!(gain > se)) {
       reason <- sprintf("%s: %s (%.3f) did not beat it by more than one standard error of the paired difference (%.3f vs %.3f)",
                         "the better baseline", curve$label[best], curve$mean[best],
@@ -519,14 +518,20 @@ auto_select <- function(curve, correct, v) {
   eu <- which(curve$kind == "euclidean" & eligible)
   lin <- which(curve$kind == "linear" & eligible)
   if (length(eu) && length(lin) && best == eu) {
-    both <- !is.na(correct[, eu]) & !is.na(correct[, lin])
-    d <- as.numeric(correct[both, eu]) - as.numeric(correct[both, lin])
-    se <- if (length(d) > 1L) stats::sd(d) / sqrt(length(d)) else Inf
-    if (!(mean(d) > se)) {
+    pg <- paired_gain(correct, eu, lin)
+    if (!(pg$gain > pg$se)) {
       reason <- sprintf("the linear learner: Euclidean 1-NN (%.3f) did not beat it (%.3f) by more than one standard error of the paired difference (%.3f vs %.3f)",
-                        curve$mean[eu], curve$mean[lin], mean(d), se)
+                        curve$mean[eu], curve$mean[lin], pg$gain, pg$se)
       best <- lin
     }
   }
   list(best = best, reason = reason)
+}
+
+# Mean paired difference in held-out correctness of candidates a and b over
+# the points both were scored on, and its standard error (Inf for one point).
+paired_gain <- function(correct, a, b) {
+  both <- !is.na(correct[, a]) & !is.na(correct[, b])
+  d <- as.numeric(correct[both, a]) - as.numeric(correct[both, b])
+  list(gain = mean(d), se = if (length(d) > 1L) stats::sd(d) / sqrt(length(d)) else Inf)
 }

@@ -90,16 +90,21 @@ opt_dim <- function(dim, argname) {
   if (is.null(dim)) NULL else check_count(dim, argname("dim"))
 }
 
-nca_opts <- function(args, argname, kernel_trick = FALSE) {
-  name <- if (kernel_trick) "knca" else "nca"
-  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(name, a)
-  init <- get_arg("init")
+# `init` of NCA and LMNN: a named start or a numeric matrix.
+check_init <- function(init, kernel_trick, argname) {
   choices <- if (kernel_trick) c("auto", "kpca", "random") else c("auto", "identity", "pca", "random")
   if (!(is.numeric(init) && is.matrix(init)) &&
       !(is.character(init) && length(init) == 1L && !is.na(init) && init %in% choices)) {
     stopf("`%s` must be %s or a numeric matrix.", argname("init"),
           paste(dQuote(choices, FALSE), collapse = ", "))
   }
+  init
+}
+
+nca_opts <- function(args, argname, kernel_trick = FALSE) {
+  name <- if (kernel_trick) "knca" else "nca"
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(name, a)
+  init <- check_init(get_arg("init"), kernel_trick, argname)
   opts <- list(dim = opt_dim(get_arg("dim"), argname), init = init,
                lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
                max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
@@ -131,13 +136,7 @@ lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
   if (!is.function(lambda) && !is.null(lambda)) {
     lambda <- check_number(lambda, argname("lambda"), nonneg = TRUE)
   }
-  init <- get_arg("init")
-  choices <- if (kernel_trick) c("auto", "kpca", "random") else c("auto", "identity", "pca", "random")
-  if (!(is.numeric(init) && is.matrix(init)) &&
-      !(is.character(init) && length(init) == 1L && !is.na(init) && init %in% choices)) {
-    stopf("`%s` must be %s or a numeric matrix.", argname("init"),
-          paste(dQuote(choices, FALSE), collapse = ", "))
-  }
+  init <- check_init(get_arg("init"), kernel_trick, argname)
   if (is.matrix(init) && (anyNA(init) || any(!is.finite(init)))) {
     stopf("`%s` must not contain missing or infinite values.", argname("init"))
   }
