@@ -500,7 +500,7 @@ auto_select <- function(curve, correct, v) {
     pg <- paired_gain(correct, best, b)
     gain <- pg$gain
     se <- pg$se
-    if (!(gain > se)) {
+    if (!pg$beats) {
       reason <- sprintf("%s: %s (%.3f) did not beat it by more than one standard error of the paired difference (%.3f vs %.3f)",
                         "the better baseline", curve$label[best], curve$mean[best],
                         gain, se)
@@ -519,7 +519,7 @@ auto_select <- function(curve, correct, v) {
   lin <- which(curve$kind == "linear" & eligible)
   if (length(eu) && length(lin) && best == eu) {
     pg <- paired_gain(correct, eu, lin)
-    if (!(pg$gain > pg$se)) {
+    if (!pg$beats) {
       reason <- sprintf("the linear learner: Euclidean 1-NN (%.3f) did not beat it (%.3f) by more than one standard error of the paired difference (%.3f vs %.3f)",
                         curve$mean[eu], curve$mean[lin], pg$gain, pg$se)
       best <- lin
@@ -529,9 +529,18 @@ auto_select <- function(curve, correct, v) {
 }
 
 # Mean paired difference in held-out correctness of candidates a and b over
-# the points both were scored on, and its standard error (Inf for one point).
+# the points both were scored on, its standard error (Inf for one point),
+# and whether a beats b by more than one standard error (`beats`).  With W
+# points only a gets right and L only b, the gain is (W - L) / m and the
+# standard error about sqrt(W + L) / m over m points: a single discordant
+# point (W = 1, L = 0) gives gain = se exactly, which must not count as a
+# win.  The comparison is therefore made with a margin far below any real
+# difference (multiples of 1/m) but above the rounding of mean() and sd(),
+# which otherwise decided such ties either way.
 paired_gain <- function(correct, a, b) {
   both <- !is.na(correct[, a]) & !is.na(correct[, b])
   d <- as.numeric(correct[both, a]) - as.numeric(correct[both, b])
-  list(gain = mean(d), se = if (length(d) > 1L) stats::sd(d) / sqrt(length(d)) else Inf)
+  gain <- mean(d)
+  se <- if (length(d) > 1L) stats::sd(d) / sqrt(length(d)) else Inf
+  list(gain = gain, se = se, beats = gain - se > 1e-9)
 }

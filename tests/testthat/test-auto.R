@@ -174,3 +174,35 @@ test_that("Euclidean 1-NN must beat the linear learner by more than one standard
   sel <- kmaha:::auto_select(cu, correct, 5L)
   expect_identical(cu$kind[sel$best], "euclidean")
 })
+
+test_that("one discordant point is never a win, whatever the rounding; two are", {
+  # With W points right only for a and none only for b the gain is W/m and
+  # the standard error sqrt(W (1 - W/m) / (m - 1)) / ... = W/m exactly when
+  # W = 1: the rule must not be decided by the rounding of mean() and sd()
+  # (which made it go either way, depending on m and on which point).
+  for (m in c(41, 60, 88, 120, 200)) {
+    for (pos in c(1L, m %/% 2L, m)) {
+      b <- rep(FALSE, m)
+      a <- b
+      a[pos] <- TRUE
+      pg <- kmaha:::paired_gain(cbind(a, b), 1L, 2L)
+      expect_equal(pg$gain, pg$se)
+      expect_false(pg$beats)
+    }
+    a[c(1L, m)] <- TRUE
+    expect_true(kmaha:::paired_gain(cbind(a, b), 1L, 2L)$beats)
+  }
+  # in auto_select(): a kernel one point ahead of the linear learner, and
+  # Euclidean one point ahead of it too, leave the linear learner chosen
+  m <- 60
+  lin <- rep(c(TRUE, FALSE), c(50, 10))
+  ker <- lin
+  ker[51] <- TRUE
+  cu <- auto_curve(c("kernel", "kernel", "kernel", "euclidean", "linear"),
+                   c(1, 2, 4, NA, NA), rep(0, 5))
+  correct <- cbind(ker, ker, ker, ker, lin)
+  cu$mean <- colMeans(correct)
+  cu$mean[4] <- cu$mean[4] - 1e-3   # the kernels first, Euclidean second
+  sel <- kmaha:::auto_select(cu, correct, 5L)
+  expect_identical(cu$kind[sel$best], "linear")
+})
