@@ -224,8 +224,11 @@ cv_run <- function(xs, y, spec, cands, fold_id, k, strategy, base, neighbors, ct
     # is dropped only when clearly worse (two standard errors under 40
     # held-out points, one above).
     z <- if (sum(fold_id == 1L) < 40L) 2 else 1
-    keep[is_kernel] <- cv_keep(lapply(res[first][is_kernel[tasks$cand[first]]], `[[`, "correct"),
-                               z = z)
+    # a numerically degenerate kernel counts as failed: it is neither the
+    # reference nor kept
+    keep[is_kernel] <- cv_keep(lapply(res[first][is_kernel[tasks$cand[first]]], function(r) {
+      if (isTRUE(r$degenerate)) NULL else r$correct
+    }), z = z)
     dropped <- !keep
     rest <- which(tasks$fold != 1L & keep[tasks$cand])
     skipped <- n_tasks - length(first) - length(rest)
@@ -282,6 +285,7 @@ cv_pack <- function(res) {
   correct <- lapply(res, `[[`, "correct")
   list(acc = vapply(res, `[[`, 0, "acc"), seconds = vapply(res, `[[`, 0, "seconds"),
        error = vapply(res, `[[`, "", "error"), warnings = lapply(res, `[[`, "warnings"),
+       degenerate = vapply(res, `[[`, NA, "degenerate"),
        n_correct = vapply(correct, function(cc) if (is.null(cc)) -1L else length(cc), 0L),
        correct = as.raw(unlist(correct, use.names = FALSE) %||% logical()))
 }
@@ -293,7 +297,8 @@ cv_unpack <- function(p) {
     nc <- p$n_correct[i]
     list(acc = p$acc[i],
          correct = if (nc >= 0L) as.logical(p$correct[seq_len(nc) + ends[i] - nc]),
-         error = p$error[i], warnings = p$warnings[[i]], seconds = p$seconds[i])
+         error = p$error[i], warnings = p$warnings[[i]], seconds = p$seconds[i],
+         degenerate = p$degenerate[i])
   })
 }
 
@@ -309,21 +314,27 @@ cv_task <- function(t, job, progress) {
     xtr <- job$x[tr, , drop = FALSE]
     f <- candidate_feature(cand, xtr, ytr, job$base, quiet = TRUE)
     spec <- candidate_spec(job$spec, cand)
-    # Degenerate candidates (e.g. the grid's smallest sigmas) are expected
-    # here: they just score badly, without a warning per fold.
+    # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
+    # expected here: no warning per fold; the fit is flagged, and the choice
+    # leaves the candidate out (its nearest neighbours are decided by ties,
+    # so its score says nothing about the kernel).
     p <- fit_pipeline(xtr, ytr, f$fspec, spec, job$ctx,
                       neighbors = job$neighbors, warn = FALSE)
     zte <- apply_map(feature_transform(p$feature, job$x[!tr, , drop = FALSE], job$ctx),
                      p$map, job$ctx)
     ztr <- apply_map(p$coords, p$map, job$ctx)
     kk <- min(job$k, nrow(ztr))
-    correct <- knn_vote(ztr, ytr, zte, kk, ctx = job$ctx)$class == job$y[!tr]
-    list(acc = mean(correct), correct = correct, error = NA_character_)
+    # As labels: a class missing from the fold's training part (a class of
+    # one or a few members) is simply never predicted.
+    correct <- as.character(knn_vote(ztr, ytr, zte, kk, ctx = job$ctx)$class) ==
+      as.character(job$y[!tr])
+    list(acc = mean(correct), correct = correct, error = NA_character_,
+         degenerate = !is.null(p$degenerate))
   }, warning = function(w) {
     warns <<- c(warns, conditionMessage(w))
     invokeRestart("muffleWarning")
   }), error = function(e) list(acc = NA_real_, correct = NULL,
-                               error = conditionMessage(e)))
+                               error = conditionMessage(e), degenerate = FALSE))
   out$warnings <- warns
   out$seconds <- proc.time()[["elapsed"]] - t0
   progress()
@@ -453,7 +464,10 @@ smooth_scores <- function(curve) {
   ker <- which(curve$kind == "kernel")
   if (length(ker) < 3L || anyNA(curve$sigma[ker])) return(score)
   ker <- ker[order(curve$sigma[ker])]
+  # a degenerate kernel's score (ties decide its neighbours) tells nothing
+  # about its neighbours on the grid
   m <- curve$mean[ker]
+  m[(curve$degenerate %||% rep(FALSE, nrow(curve)))[ker]] <- NA_real_
   w <- c(1, 2, 1)
   sm <- vapply(seq_along(ker), function(i) {
     j <- (i - 1L):(i + 1L)
@@ -480,7 +494,9 @@ smooth_scores <- function(curve) {
 # by more than one standard error to be chosen over it.
 auto_select <- function(curve, correct, v) {
   score <- smooth_scores(curve)
-  eligible <- curve$n_ok == v & !curve$dropped & !is.na(score)
+  degenerate <- curve$degenerate %||% rep(FALSE, nrow(curve))
+  eligible <- curve$n_ok == v & !curve$dropped & !degenerate & !is.na(score)
+  if (!any(eligible)) eligible <- !degenerate & !is.na(score)
   if (!any(eligible)) eligible <- !is.na(score)
   ord <- simplicity_order(curve)
   ord <- ord[eligible[ord]]

@@ -166,6 +166,11 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
                          fold = rep(tasks$fold, n_warn),
                          message = unlist(warns, use.names = FALSE) %||% character(),
                          stringsAsFactors = FALSE)
+  # Candidates whose kernel was numerically degenerate on some fold's
+  # training part (see kernel_degeneracy()): scored, but left out of the
+  # choice.
+  deg <- unlist(field("degenerate", FALSE))
+  degenerate <- vapply(seq_len(nc), function(j) any(deg[ran & tasks$cand == j] %in% TRUE), NA)
   n_ok <- rowSums(!is.na(acc))
   mu <- rowMeans(acc, na.rm = TRUE)
   mu[n_ok == 0L] <- NA_real_
@@ -186,7 +191,7 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
                       label = vapply(cands, `[[`, "", "label"),
                       sigma = vapply(cands, function(cd) as.double(cd$sigma), 0),
                       mean = mu, sd = sdv, n_ok = n_ok, dropped = dropped,
-                      stringsAsFactors = FALSE)
+                      degenerate = degenerate, stringsAsFactors = FALSE)
   sel <- switch(rule, best = best_select(curve, v), auto = auto_select(curve, correct, v))
   chosen <- cands[[sel$best]]
   structure(list(
@@ -201,12 +206,15 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
 }
 
 # The paper's rule: the highest mean fold accuracy among the candidates
-# fitted on every fold (dropped ones compete only when no kept one fitted);
-# the first on ties.
+# fitted on every fold (dropped ones compete only when no kept one fitted;
+# numerically degenerate ones only when every one is); the first on ties.
 best_select <- function(curve, v) {
   n_ok <- curve$n_ok
-  cand <- !curve$dropped & n_ok > 0L
-  if (!any(cand)) cand <- n_ok > 0L
+  ok <- n_ok > 0L
+  degenerate <- curve$degenerate %||% rep(FALSE, nrow(curve))
+  if (any(ok & !degenerate)) ok <- ok & !degenerate
+  cand <- !curve$dropped & ok
+  if (!any(cand)) cand <- ok
   eligible <- cand & (if (any(cand & n_ok == v)) n_ok == v else TRUE)
   score <- ifelse(eligible, curve$mean, -Inf)
   best <- which.max(score)
@@ -226,6 +234,10 @@ print.kmaha_cv <- function(x, ...) {
   cat(sprintf("  chosen: %s (mean accuracy %.3f)\n", x$curve$label[x$best],
               x$curve$mean[x$best]))
   if (!is.null(x$reason)) cat("  why: ", x$reason, "\n", sep = "")
+  if (any(x$curve$degenerate %in% TRUE)) {
+    cat(sprintf("  left out as numerically degenerate on these data (nearest neighbours decided by ties): %s\n",
+                paste(x$curve$label[x$curve$degenerate %in% TRUE], collapse = ", ")))
+  }
   if (nrow(x$errors)) {
     cat(sprintf("  %d fit(s) failed and were left out; first error: %s\n",
                 nrow(x$errors), x$errors$message[1]))

@@ -295,7 +295,8 @@ kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbo
     restore()
     p <- fit_pipeline(xs, y, sel$fspec, sel$spec %||% spec, ctx,
                       neighbors = sel$neighbors %||% neighbors,
-                      warn = !isTRUE(sel$quiet), label_errors = TRUE)
+                      warn = !isTRUE(sel$quiet), label_errors = TRUE,
+                      standardized = isTRUE(scale) && !pre)
     new_model(p, y, k, prep, sel$spec %||% spec, class = "kmaha_fit",
               settings = list(learner_args = learner_args, neighbors = neighbors,
                               cv_folds = cv_folds, cv_strategy = cv_strategy,

@@ -24,10 +24,18 @@ feature_kernel_rows <- function(kernel) list(type = "kernel_rows", kernel = kern
 
 # Fits the feature map on the scaled training inputs xs.  Returns the stored
 # stage `state` (what predictions need), the training coordinates `coords`
-# (n x r), `reg` (the Gram matrix, kernel rows only), and `describe`, the
-# coordinates in words.  With warn = FALSE a numerically degenerate kernel
-# is not reported (cross-validation folds try such kernels on purpose).
-fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
+# (n x r), `reg` (the Gram matrix, kernel rows only), `describe`, the
+# coordinates in words, and `degenerate`, kernel_degeneracy()'s verdict on
+# the kernel (NULL when it sees the data).  A degenerate kernel is reported
+# by a warning unless warn = FALSE (cross-validation folds try such kernels
+# on purpose, and leave them out of the choice); `standardized` says
+# whether xs are inputs kmaha standardized (see warn_degenerate()).
+fit_feature_map <- function(fspec, xs, ctx, warn = TRUE, standardized = FALSE) {
+  degenerate <- function(K) {
+    kind <- kernel_degeneracy(fspec$kernel, xs, K, ctx)
+    if (warn && !is.null(kind)) warn_degenerate(kind, standardized = standardized)
+    kind
+  }
   switch(fspec$type,
     identity = list(state = list(type = "identity"), coords = xs, reg = NULL,
                     describe = sprintf("%d standardized input columns", ncol(xs))),
@@ -35,19 +43,19 @@ fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
       # A kernel evaluated in R (or a precomputed one: xs is its Gram
       # matrix) is evaluated once, for the check and the fit.
       gram <- feature_gram(fspec$kernel, xs, ctx, exact = is.null(fspec$landmarks))
-      if (warn) warn_degenerate_kernel(fspec$kernel, xs, gram, ctx = ctx)
+      deg <- degenerate(gram)
       fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, fspec$method %||% "auto",
                         fspec$landmarks, fspec$landmark_method, ctx, gram = gram)
       coords <- fit$coords
       fit$coords <- NULL
       fit$type <- if (identical(fit$method, "nystrom")) "nystrom" else "kpca"
       list(state = fit, coords = coords, reg = NULL,
-           describe = sprintf("%d KPCA components", ncol(coords)))
+           describe = sprintf("%d KPCA components", ncol(coords)), degenerate = deg)
     },
     kernel_rows = {
       K <- if (is_precomputed(fspec$kernel)) xs else kernel_gram(fspec$kernel, xs, NULL, ctx)
       K <- (K + t(K)) / 2
-      if (warn) warn_degenerate_kernel(fspec$kernel, xs, K, ctx = ctx)
+      deg <- degenerate(K)
       # A precomputed kernel stores no training inputs: new points come as
       # their kernel rows.
       state <- if (is_precomputed(fspec$kernel)) {
@@ -56,7 +64,7 @@ fit_feature_map <- function(fspec, xs, ctx, warn = TRUE) {
         list(type = "kernel_rows", kernel = fspec$kernel, x = xs)
       }
       list(state = state, coords = K, reg = K,
-           describe = sprintf("%d kernel rows", ncol(K)))
+           describe = sprintf("%d kernel rows", ncol(K)), degenerate = deg)
     })
 }
 
@@ -105,8 +113,8 @@ feature_dim <- function(state, D) {
 # "input": in xs).  Returns the feature-map state, the training coordinates,
 # the map, the targets and the learner's convergence record and details.
 fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
-                         warn = TRUE, label_errors = FALSE) {
-  fm <- fit_feature_map(fspec, xs, ctx, warn)
+                         warn = TRUE, label_errors = FALSE, standardized = FALSE) {
+  fm <- fit_feature_map(fspec, xs, ctx, warn, standardized)
   targets <- if (fspec$type == "kernel_rows") {
     find_targets(spec, fm$reg, y, ctx, gram = TRUE)
   } else {
@@ -124,7 +132,7 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
   }
   list(feature = fm$state, coords = fm$coords, map = fit$map, targets = targets,
        convergence = fit$convergence, details = fit$details,
-       describe = fm$describe)
+       describe = fm$describe, degenerate = fm$degenerate)
 }
 
 # The whole model from raw inputs x (checked) and labels y (checked by
@@ -136,7 +144,7 @@ fit_model <- function(x, y, fspec, spec, ctx, scale = TRUE, k = 1L,
                       call = NULL, kernel_choice = NULL) {
   prep <- if (is.na(scale)) NULL else fit_scaling(x, scale, "x")
   xs <- apply_scaling(x, prep)
-  p <- fit_pipeline(xs, y, fspec, spec, ctx, neighbors)
+  p <- fit_pipeline(xs, y, fspec, spec, ctx, neighbors, standardized = isTRUE(scale))
   new_model(p, y, k, prep, spec, class = class, settings = settings,
             call = call, feature_names = colnames(x), n_features = ncol(x),
             kernel_choice = kernel_choice, ctx = ctx)

@@ -310,21 +310,35 @@ kernel_degeneracy <- function(kernel, x, K = NULL, ctx = kmaha_context()) {
 }
 
 # Warn (class "kmaha_degenerate_kernel") when `kernel` is numerically
-# degenerate on x; `what` names it in the message.
+# degenerate on x; `what` names it in the message.  `standardized` says
+# whether x are inputs that kmaha standardized itself: the advice then is
+# the bandwidth, not the scaling.  Returns the kind (or NULL), invisibly.
 warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel",
-                                   ctx = kmaha_context()) {
+                                   ctx = kmaha_context(), standardized = FALSE) {
   kind <- kernel_degeneracy(kernel, x, K, ctx)
-  if (is.null(kind)) return(invisible(NULL))
+  if (!is.null(kind)) warn_degenerate(kind, what, standardized)
+  invisible(kind)
+}
+
+# The warning for a kernel found degenerate (kernel_degeneracy()'s `kind`).
+warn_degenerate <- function(kind, what = "The kernel", standardized = FALSE) {
   msg <- if (kind == "identity") {
-    sprintf("%s is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. The inputs are too far apart for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a larger sigma.",
-            what)
+    sprintf("%s is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. %s",
+            what, if (standardized) {
+              "The inputs are standardized, so its bandwidth is too small for them: use a larger sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
+            } else {
+              "The inputs are too far apart for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a larger sigma."
+            })
   } else {
-    sprintf("%s is numerically constant on these data: all points coincide in feature space, so nearest neighbours are arbitrary. The inputs are too close together for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a smaller sigma.",
-            what)
+    sprintf("%s is numerically constant on these data: all points coincide in feature space, so nearest neighbours are arbitrary. %s",
+            what, if (standardized) {
+              "The inputs are standardized, so its bandwidth is too large for them: use a smaller sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
+            } else {
+              "The inputs are too close together for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a smaller sigma."
+            })
   }
   warning(structure(class = c("kmaha_degenerate_kernel", "warning", "condition"),
                     list(message = msg, call = NULL)))
-  invisible(kind)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -206,3 +206,48 @@ test_that("one discordant point is never a win, whatever the rounding; two are",
   sel <- kmaha:::auto_select(cu, correct, 5L)
   expect_identical(cu$kind[sel$best], "linear")
 })
+
+test_that("numerically degenerate kernels are scored but never chosen (auto and cv)", {
+  # 20 classes of 3 random points: every candidate is near chance, and the
+  # grid's smallest sigmas make the Gram matrix numerically the identity on
+  # the standardized inputs, so their nearest neighbours are decided by
+  # ties, which scored above the baselines before they were left out
+  set.seed(2)
+  x <- matrix(rnorm(60 * 4), 60)
+  y <- factor(rep(1:20, 3))
+  fit <- suppressWarnings(kmaha(x, y, seed = 1))
+  cu <- fit$kernel_choice$cv$curve
+  small <- cu$kind == "kernel" & cu$sigma %in% c(0.01, 0.025)
+  expect_true(all(cu$degenerate[small]))
+  # the flag is kernel_degeneracy()'s verdict on a fold's training rows
+  tr <- fit$kernel_choice$cv$folds != 1L
+  xs <- scale(x)[tr, ]
+  for (j in which(cu$kind == "kernel")) {
+    expect_identical(cu$degenerate[j],
+                     !is.null(kmaha:::kernel_degeneracy(rbf_kernel(cu$sigma[j]), xs)))
+  }
+  expect_false(any(cu$degenerate[cu$kind %in% c("euclidean", "linear")]))
+  expect_false(cu$degenerate[fit$kernel_choice$cv$best])
+  expect_true(is.na(kmaha:::smooth_scores(cu)[which(small)[1]]))
+  out <- capture.output(print(fit$kernel_choice$cv))
+  expect_true(any(grepl("left out as numerically degenerate on these data (nearest neighbours decided by ties): RBF sigma = 0.01, ",
+                        out, fixed = TRUE)))
+  cv <- suppressWarnings(kmaha(x, y, kernel = "cv", seed = 1))
+  cc <- cv$kernel_choice$cv
+  expect_false(cc$curve$degenerate[cc$best])
+  # the paper's rule falls back to degenerate kernels only when every one is
+  cu2 <- cc$curve
+  cu2$degenerate <- TRUE
+  expect_identical(kmaha:::best_select(cu2, 5L)$best, which.max(ifelse(cu2$n_ok == 5L & !cu2$dropped, cu2$mean, -Inf)))
+})
+
+test_that("a class too small to be in every fold's training part is a miss, not a failed fit", {
+  idx <- c(1:30, 51, 101:130)           # versicolor: one member
+  # (the class-size warnings are expected; no fit may fail)
+  fit <- suppressWarnings(kmaha(iris[idx, 1:4], droplevels(iris$Species[idx]), seed = 1))
+  cv <- fit$kernel_choice$cv
+  expect_identical(nrow(cv$errors), 0L)
+  # the lone versicolor point is held out once and can only be missed
+  lone <- which(droplevels(iris$Species[idx]) == "versicolor")
+  expect_false(any(cv$correct[lone, ], na.rm = TRUE))
+})

@@ -315,6 +315,16 @@ test_that("a kernel that is numerically the identity or constant on the data war
   expect_silent(cv_kernel(scale(xi), yi, "dne",
                           kernels = list(rbf_kernel(0.001), rbf_kernel(1)),
                           folds = 2, seed = 1))
+  # inputs that kmaha standardized itself: the advice is the bandwidth, not
+  # the scaling (which was done)
+  ident_std <- "The kernel is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. The inputs are standardized, so its bandwidth is too small for them: use a larger sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
+  res <- collect_warnings(knca(xi[idx, ], yi[idx], kernel = rbf_kernel(0.001), max_iter = 2))
+  expect_identical(res$warnings, ident_std)
+  res <- collect_warnings(kmaha(xi[idx, ], yi[idx], learner = "dne", kernel = rbf_kernel(0.001)))
+  expect_identical(res$warnings, ident_std)
+  const_std <- "The kernel is numerically constant on these data: all points coincide in feature space, so nearest neighbours are arbitrary. The inputs are standardized, so its bandwidth is too large for them: use a smaller sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
+  res <- collect_warnings(kdne(xi[idx, ], yi[idx], kernel = rbf_kernel(1e6)))
+  expect_identical(res$warnings, const_std)
 })
 
 # ---------------------------------------------------------------------------
