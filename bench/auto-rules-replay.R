@@ -52,23 +52,17 @@ baseline_of <- function(curve, correct, ok) {
       beats(correct, eu, lin)) eu else lin
 }
 
-rule_guard <- function(z) function(curve, correct, v) {
-  ok <- eligible_of(curve, v)
-  w <- raw_winner(curve, correct, v)
-  base <- which(curve$kind %in% c("euclidean", "linear") & ok)
-  b <- base[which.max(curve$mean[base])]
-  best <- if (beats(correct, w, b, z)) w else b
-  if (curve$kind[best] == "euclidean") best <- baseline_of(curve, correct, ok)
-  best
-}
-rule_unw_first <- function(curve, correct, v) {
+# The raw winner, optionally first held to the unweighted sum (a single
+# kernel must beat it by one SE), then the baseline guard at z SE.
+rule_guard <- function(z, unweighted_first = FALSE) function(curve, correct, v) {
   ok <- eligible_of(curve, v)
   w <- raw_winner(curve, correct, v)
   u <- which(curve$kind == "unweighted" & ok)
-  if (curve$kind[w] == "kernel" && length(u) && !beats(correct, w, u)) w <- u
+  if (unweighted_first && curve$kind[w] == "kernel" && length(u) &&
+      !beats(correct, w, u)) w <- u
   base <- which(curve$kind %in% c("euclidean", "linear") & ok)
   b <- base[which.max(curve$mean[base])]
-  best <- if (beats(correct, w, b)) w else b
+  best <- if (beats(correct, w, b, z)) w else b
   if (curve$kind[best] == "euclidean") best <- baseline_of(curve, correct, ok)
   best
 }
@@ -84,7 +78,8 @@ rule_two_stage <- function(curve, correct, v) {
 rules <- list(
   shipped = function(curve, correct, v) kmaha:::auto_select(curve, correct, v)$best,
   guard_0.5 = rule_guard(0.5), guard_1 = rule_guard(1), guard_1.5 = rule_guard(1.5),
-  guard_2 = rule_guard(2), unw_first = rule_unw_first, two_stage = rule_two_stage)
+  guard_2 = rule_guard(2), unw_first = rule_guard(1, unweighted_first = TRUE),
+  two_stage = rule_two_stage)
 
 # --- the investigation's records (scheme cv5, full KPCA rank, DNE's default
 # dimension rule: the first variant recorded)
