@@ -467,7 +467,7 @@ smooth_scores <- function(curve) {
   # a degenerate kernel's score (ties decide its neighbours) tells nothing
   # about its neighbours on the grid
   m <- curve$mean[ker]
-  m[(curve$degenerate %||% rep(FALSE, nrow(curve)))[ker]] <- NA_real_
+  m[curve_degenerate(curve)[ker]] <- NA_real_
   w <- c(1, 2, 1)
   sm <- vapply(seq_along(ker), function(i) {
     j <- (i - 1L):(i + 1L)
@@ -494,7 +494,7 @@ smooth_scores <- function(curve) {
 # by more than one standard error to be chosen over it.
 auto_select <- function(curve, correct, v) {
   score <- smooth_scores(curve)
-  degenerate <- curve$degenerate %||% rep(FALSE, nrow(curve))
+  degenerate <- curve_degenerate(curve)
   eligible <- curve$n_ok == v & !curve$dropped & !degenerate & !is.na(score)
   if (!any(eligible)) eligible <- !degenerate & !is.na(score)
   if (!any(eligible)) eligible <- !is.na(score)
@@ -542,6 +542,13 @@ auto_select <- function(curve, correct, v) {
     }
   }
   list(best = best, reason = reason)
+}
+
+# Which candidates of a CV curve were numerically degenerate on some fold
+# (see cv_result()); none for curves of kmaha 0.4.0 and earlier, which have
+# no such column.
+curve_degenerate <- function(curve) {
+  if (is.null(curve$degenerate)) logical(nrow(curve)) else curve$degenerate %in% TRUE
 }
 
 # Mean paired difference in held-out correctness of candidates a and b over

@@ -211,7 +211,7 @@ cv_result <- function(run, cands, fold_id, strategy, k, label, rule = "best",
 best_select <- function(curve, v) {
   n_ok <- curve$n_ok
   ok <- n_ok > 0L
-  degenerate <- curve$degenerate %||% rep(FALSE, nrow(curve))
+  degenerate <- curve_degenerate(curve)
   if (any(ok & !degenerate)) ok <- ok & !degenerate
   cand <- !curve$dropped & ok
   if (!any(cand)) cand <- ok
@@ -234,9 +234,9 @@ print.kmaha_cv <- function(x, ...) {
   cat(sprintf("  chosen: %s (mean accuracy %.3f)\n", x$curve$label[x$best],
               x$curve$mean[x$best]))
   if (!is.null(x$reason)) cat("  why: ", x$reason, "\n", sep = "")
-  if (any(x$curve$degenerate %in% TRUE)) {
+  if (any(curve_degenerate(x$curve))) {
     cat(sprintf("  left out as numerically degenerate on these data (nearest neighbours decided by ties): %s\n",
-                paste(x$curve$label[x$curve$degenerate %in% TRUE], collapse = ", ")))
+                paste(x$curve$label[curve_degenerate(x$curve)], collapse = ", ")))
   }
   if (nrow(x$errors)) {
     cat(sprintf("  %d fit(s) failed and were left out; first error: %s\n",

@@ -3,6 +3,14 @@
 # and what it chooses on data where no kernel helps and where one clearly
 # does.
 
+# Held-out correctness `v` with the points `right` made right and `wrong`
+# made wrong.
+with_points <- function(v, right = integer(), wrong = integer()) {
+  v[right] <- TRUE
+  v[wrong] <- FALSE
+  v
+}
+
 # A curve as cv_result() builds it: one row per candidate.
 auto_curve <- function(kind, sigma, mean) {
   data.frame(kind = kind, sigma = sigma, mean = mean, n_ok = 5L, dropped = FALSE,
@@ -57,17 +65,14 @@ test_that("a learned candidate must beat the better baseline by more than one st
   base <- rep(c(TRUE, FALSE), c(156, 44))        # linear: 0.78
   # the kernels get 20 points right that linear misses and miss 18 that it
   # gets: +0.01, below one paired standard error (about 0.03)
-  small <- base
-  small[157:176] <- TRUE
-  small[1:18] <- FALSE
+  small <- with_points(base, right = 157:176, wrong = 1:18)
   correct <- cbind(small, small, small, rep(c(TRUE, FALSE), c(140, 60)), base)
   cu$mean <- colMeans(correct)
   sel <- kmaha:::auto_select(cu, correct, 5L)
   expect_identical(cu$kind[sel$best], "linear")
   expect_match(sel$reason, "did not beat it by more than one standard error", fixed = TRUE)
   # a gain of 30 points is many standard errors: the kernel stays
-  big <- base
-  big[157:186] <- TRUE
+  big <- with_points(base, right = 157:186)
   correct <- cbind(big, big, big, correct[, 4], base)
   cu$mean <- colMeans(correct)
   sel <- kmaha:::auto_select(cu, correct, 5L)
@@ -157,9 +162,7 @@ test_that("Euclidean 1-NN must beat the linear learner by more than one standard
   n <- 200
   lin <- rep(c(TRUE, FALSE), c(150, 50))
   # Euclidean: right on 12 points the learner misses, wrong on 10 it gets
-  eu <- lin
-  eu[151:162] <- TRUE
-  eu[1:10] <- FALSE
+  eu <- with_points(lin, right = 151:162, wrong = 1:10)
   weak <- rep(c(TRUE, FALSE), c(100, 100))
   correct <- cbind(weak, weak, weak, eu, lin)
   cu$mean <- colMeans(correct)
@@ -167,9 +170,7 @@ test_that("Euclidean 1-NN must beat the linear learner by more than one standard
   expect_identical(cu$kind[sel$best], "linear")
   expect_match(sel$reason, "Euclidean 1-NN (0.760) did not beat it (0.750)", fixed = TRUE)
   # right on 30 more points and wrong on none: Euclidean stays
-  eu <- lin
-  eu[151:180] <- TRUE
-  correct[, 4] <- eu
+  correct[, 4] <- with_points(lin, right = 151:180)
   cu$mean <- colMeans(correct)
   sel <- kmaha:::auto_select(cu, correct, 5L)
   expect_identical(cu$kind[sel$best], "euclidean")
