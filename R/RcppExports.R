@@ -45,32 +45,28 @@ cpp_gemm_calls <- function(reset, ctx) {
     .Call(`_kmaha_cpp_gemm_calls`, reset, ctx)
 }
 
-cpp_kpca_gram <- function(K, rank, tol, method, ctx) {
-    .Call(`_kmaha_cpp_kpca_gram`, K, rank, tol, method, ctx)
+cpp_threads_seen <- function(reset) {
+    .Call(`_kmaha_cpp_threads_seen`, reset)
+}
+
+cpp_kpca_gram <- function(K, x, rank, tol, method, ctx) {
+    .Call(`_kmaha_cpp_kpca_gram`, K, x, rank, tol, method, ctx)
 }
 
 cpp_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
     .Call(`_kmaha_cpp_kpca_kernel`, kernel, x, rank, tol, method, ctx)
 }
 
-cpp_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
-    .Call(`_kmaha_cpp_kpca_project`, Kx, projection, col_means, grand_mean, ctx)
-}
-
-cpp_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means, grand_mean, ctx) {
-    .Call(`_kmaha_cpp_kpca_project_kernel`, kernel, newdata, x, projection, col_means, grand_mean, ctx)
-}
-
 cpp_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
     .Call(`_kmaha_cpp_kpca_nystrom`, kernel, x, landmarks, rank, tol, method, ctx)
 }
 
-cpp_nystrom_project <- function(kernel, newdata, landmarks, projection, col_means, ctx) {
-    .Call(`_kmaha_cpp_nystrom_project`, kernel, newdata, landmarks, projection, col_means, ctx)
-}
-
 cpp_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
     .Call(`_kmaha_cpp_kmeanspp_landmarks`, kernel, x, m, u, ctx)
+}
+
+cpp_gram_degeneracy <- function(K, x, ctx) {
+    .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
 cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx) {
@@ -97,7 +93,11 @@ cpp_lbfgs_test <- function(fn, gr, x0, max_iter, tol, ctx) {
     .Call(`_kmaha_cpp_lbfgs_test`, fn, gr, x0, max_iter, tol, ctx)
 }
 
-cpp_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
-    .Call(`_kmaha_cpp_pipeline_predict`, model, x, Kx, type, k, ctx)
+cpp_pipeline_apply <- function(model, x, Kx, type, k, ctx) {
+    .Call(`_kmaha_cpp_pipeline_apply`, model, x, Kx, type, k, ctx)
+}
+
+cpp_screen_kernels <- function(x, y, classes, fold, folds, kernels, components, k, tol, grid, ctx) {
+    .Call(`_kmaha_cpp_screen_kernels`, x, y, classes, fold, folds, kernels, components, k, tol, grid, ctx)
 }
 

@@ -145,9 +145,21 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
       }
     }
   }
+  align_fit(if (pre) grams else x, y, kernels, method, rows, kmaha_context(),
+            precomputed = pre)
+}
+
+# The alignment fitter: checked inputs in (`x` the training rows, or the list
+# of Gram matrices with precomputed = TRUE; `y` the labels of the rows used;
+# `rows` the rows used, NULL for all), the kmaha_alignment object out.
+# align_kernels() validates and calls it, so does kmaha(kernel = "align")
+# through its candidate's feature map; warn = FALSE keeps the degenerate
+# kernel warnings quiet.
+align_fit <- function(x, y, kernels, method, rows, ctx, precomputed = FALSE, warn = TRUE) {
+  pre <- precomputed
+  grams <- if (pre) x
   # The base Gram matrices on the rows used: slices of the given ones, or
   # kernels evaluated on x (in the core when it evaluates them all).
-  ctx <- kmaha_context()
   xa <- if (pre || is.null(rows)) x else x[rows, , drop = FALSE]
   ga <- if (pre && !is.null(rows)) lapply(grams, function(K) K[rows, rows, drop = FALSE]) else
     if (pre) grams
@@ -193,23 +205,22 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
     combined <- NULL
     gram <- Reduce(`+`, Map(`*`, alpha, grams))
     dimnames(gram) <- dimnames(grams[[1]])
-    near_identity <- function() lp_near_identity(precomputed_kernel(), gram, K = gram)
+    near_identity <- function() lp_near_identity(precomputed_kernel(), gram, ctx, K = gram)
   } else {
     combined <- kernel_sum(kernels, alpha)
     gram <- NULL
     near_identity <- function() lp_near_identity(combined, xa, ctx)
   }
   lp_degenerate <- method == "lp" && near_identity()
-  if (lp_degenerate) {
+  if (lp_degenerate && warn) {
     top <- which.max(gamma)
     warning(structure(class = c("kmaha_lp_degenerate", "warning", "condition"), list(
       message = sprintf("The LP alignment (method = \"lp\") put %.0f%% of its weight on %s, which is numerically close to the identity on these data: even nearest neighbours are almost orthogonal in its feature space, so new points have kernel values near zero with every training point and nearest neighbours carry no information. This is a property of the LP bound (with non-negative kernels it picks the kernel with the largest ratio of alignment to l1 norm, the one closest to the identity), not of the data; use the QP alignment (method = \"qp\"; kernel = \"align\" in kmaha()) instead.",
                         100 * gamma[top] / sum(gamma), format(kernels[[top]])),
       call = NULL)))
-  } else if (pre) {
-    warn_degenerate_kernel(precomputed_kernel(), gram, gram, what = "The aligned kernel")
-  } else {
-    warn_degenerate_kernel(combined, xa, what = "The aligned kernel")
+  } else if (warn) {
+    kind <- if (pre) gram_verdict(gram, NULL, ctx) else kernel_verdict(combined, xa, ctx)
+    if (!is.null(kind)) warn_degenerate(kind, what = "The aligned kernel")
   }
   structure(list(
     weights = alpha, gamma = gamma,
@@ -253,7 +264,7 @@ check_gram_list <- function(x, y) {
 # value k(a, b) / sqrt(k(a, a) k(b, b)) with the nearest other point b is
 # below 0.01 (for an RBF kernel: nearest neighbours more than three
 # bandwidths apart).
-lp_near_identity <- function(kernel, x, ctx = kmaha_context(), K = NULL) {
+lp_near_identity <- function(kernel, x, ctx, K = NULL) {
   n <- nrow(x)
   if (n < 3L) return(FALSE)
   idx <- unique(round(seq(1, n, length.out = min(n, 256L))))

@@ -103,32 +103,18 @@ core_class_neighbors <- function(x, y, k, same, ctx) {
 
 core_apply_map <- function(x, L, ctx) core_run(cpp_apply_map(x, L, ctx))
 
-core_kpca_gram <- function(K, rank, tol, method, ctx) {
-  core_run(cpp_kpca_gram(K, rank, tol, method, ctx))
+# KPCA of a Gram matrix computed elsewhere: an R kernel's on the rows of x,
+# or (x NULL) a precomputed one; with the kernel's degeneracy verdict.
+core_kpca_gram <- function(K, x, rank, tol, method, ctx) {
+  core_run(cpp_kpca_gram(K, x, rank, tol, method, ctx))
 }
 
 core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
   core_run(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx))
 }
 
-core_kpca_project <- function(Kx, projection, col_means, grand_mean, ctx) {
-  core_run(cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx))
-}
-
-core_kpca_project_kernel <- function(kernel, newdata, x, projection, col_means,
-                                     grand_mean, ctx) {
-  core_run(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means,
-                                   grand_mean, ctx))
-}
-
 core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
   core_run(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx))
-}
-
-core_nystrom_project <- function(kernel, newdata, landmarks, projection,
-                                 col_means, ctx) {
-  core_run(cpp_nystrom_project(kernel, newdata, landmarks, projection,
-                               col_means, ctx))
 }
 
 core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
@@ -158,21 +144,46 @@ core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
   core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
 }
 
-# Predictions of a fitted model for new raw inputs in one call (input
-# scaling -> feature map -> linear map -> kNN vote; kmaha/pipeline.hpp).
-# model: list(center, scale (both NULL: no scaling), feature_map =
-#   list(type = "identity" | "kpca" | "nystrom" | "kernel_rows", kernel,
-#        x (kpca, kernel_rows: scaled training inputs) | landmarks (nystrom),
-#        projection, col_means (kpca, nystrom), grand_mean (kpca)),
-#   L (d x r), embedding (n_ref x d), y (integer codes 1..p), nlevels (p)).
-# x: n_new x D numeric matrix of complete rows; Kx: NULL or the n_new x
-# (points of the feature map) kernel rows, used instead of evaluating the
-# kernel.  type "transform": the n_new x d coordinates; "class" and "prob":
-# list(class = integer codes, prob = n_new x p vote fractions) of the k
-# nearest reference points (knn_classify()'s tie rule).
-core_pipeline_predict <- function(model, x, Kx, type, k, ctx) {
-  core_run(cpp_pipeline_predict(model, x, Kx, type, k, ctx))
+# The one path from inputs to learned coordinates and votes
+# (kmaha/pipeline.hpp; pipeline_apply() in R/pipeline.R prepares its
+# arguments).  model: list(center, scale (both NULL: no scaling),
+# feature_map = list(type = "identity" | "kpca" | "nystrom" | "kernel_rows",
+# kernel, x (kpca, kernel_rows) | landmarks (nystrom) | n (points without
+# inputs), projection, col_means, grand_mean), L (NULL: none), embedding (or
+# coords, mapped by L in the core), y (integer codes 1..p), nlevels (p)).
+# x: n_new x D complete raw rows, or NULL; Kx: NULL or the n_new x (points
+# of the feature map) kernel rows, used instead of evaluating the kernel.
+# type "transform": the coordinates; "class", "prob": list(class = integer
+# codes, prob = n_new x p vote fractions) of the k nearest reference points
+# (knn_classify()'s tie rule); "loo": the same for the reference points,
+# each left out of its own neighbours.
+core_pipeline_apply <- function(model, x, Kx, type, k, ctx) {
+  core_run(cpp_pipeline_apply(model, x, Kx, type, k, ctx))
 }
+
+# The degeneracy verdict (kmaha/degeneracy.hpp) of a Gram matrix K of the
+# rows of x (x NULL: a precomputed Gram matrix, every pair counts): "",
+# "constant" or "identity".
+core_gram_degeneracy <- function(K, x, ctx) {
+  core_run(cpp_gram_degeneracy(K, x, ctx))
+}
+
+# The screen of kernel candidates on cross-validation folds
+# (kmaha/screen.hpp): kernels is a list of built-in kernels or their sums;
+# fold: 1-based fold labels; grid = TRUE when they form an ordered grid.
+# Returns list(correct = n x kernels (1, 0, NA), degenerate = kernels x
+# folds codes (0 none, 1 constant, 2 identity), screened, near_identity,
+# errors = kernels x folds messages).
+core_screen_kernels <- function(x, y, classes, fold, folds, kernels, components, k,
+                                tol, grid, ctx) {
+  core_run(cpp_screen_kernels(x, y, classes, fold, folds, kernels, components, k,
+                              tol, grid, ctx))
+}
+
+# The largest thread count any call of the compiled code ran with since the
+# last reset (a diagnostic for the tests: num_threads = 1 must reach every
+# call below a front end).
+core_threads_seen <- function(reset = FALSE) cpp_threads_seen(reset)
 
 # The count of products the core has run per instruction set (a diagnostic
 # for the tests).

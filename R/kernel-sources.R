@@ -3,8 +3,8 @@
 # poly, linear and their sums) are evaluated in the C++ core; the kernels
 # here are evaluated in R (kernel_gram()), and every place that needs kernel
 # values of such a kernel asks kernel_gram() for them and hands the values
-# to the core's Gram-matrix entry points (core_kpca_gram(),
-# core_kpca_project()).  A kernlab kernel with an exact built-in equivalent
+# to the core (core_kpca_gram(), and the kernel rows of new points to the
+# one transform entry, pipeline_apply()).  A kernlab kernel with an exact built-in equivalent
 # is translated into it and runs in C++.
 
 #' Kernels from elsewhere: R functions, kernlab kernels, Gram matrices
@@ -360,7 +360,7 @@ kernel_block_rows <- function(ncol_out, budget = 2^20) {
 # kernel: the core for built-in kernels, R for the others; a sum is split
 # into its built-in part (one core call) and its R-evaluated parts (those
 # with non-zero weight).
-kernel_gram <- function(kernel, x, y = NULL, ctx = kmaha_context()) {
+kernel_gram <- function(kernel, x, y, ctx) {
   if (kernel_in_core(kernel)) return(core_kernel_matrix(kernel, x, y, ctx))
   K <- switch(kernel$type,
     sum = {
@@ -476,27 +476,6 @@ symmetric_gram <- function(K, kernel) {
           cap1(kernel_name(kernel)), format(asym, digits = 3))
   }
   (K + t(K)) / 2
-}
-
-# KPCA coordinates of new rows `xs` (scaled inputs) against the training
-# rows `x`: in the core for built-in kernels; for R kernels the kernel rows
-# are computed in R in blocks of new rows and projected by the core.
-kpca_project_rows <- function(kernel, xs, x, projection, col_means, grand_mean, ctx,
-                              block = NULL) {
-  if (kernel_in_core(kernel)) {
-    return(core_kpca_project_kernel(kernel, xs, x, projection, col_means,
-                                    grand_mean, ctx))
-  }
-  m <- nrow(xs)
-  z <- matrix(0, m, ncol(projection))
-  if (m == 0L) return(z)
-  b <- block %||% kernel_block_rows(nrow(x))
-  for (s in seq(1L, m, by = b)) {
-    rows <- s:min(m, s + b - 1L)
-    Kx <- kernel_gram(kernel, xs[rows, , drop = FALSE], x, ctx)
-    z[rows, ] <- core_kpca_project(Kx, projection, col_means, grand_mean, ctx)
-  }
-  z
 }
 
 # The Nystrom method evaluates kernels in the core only.

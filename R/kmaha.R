@@ -24,31 +24,38 @@
 #' chosen by `neighbors`.
 #'
 #' **Kernel choice.**
-#' * `"auto"` (the default): one stratified `cv_folds`-fold
-#'   cross-validation of the whole pipeline scores, on the same folds,
-#'   every base kernel of `kernels` (with successive halving after the first
-#'   fold), the plain 1-NN on the standardized inputs (`"Euclidean"`: no
-#'   learned metric), the linear learner (`"linear"`), the kernel-alignment
-#'   combination of `kernels` (QP) and their unweighted sum. A base kernel's
-#'   score is smoothed over its neighbouring bandwidths (weights 1-2-1 along
-#'   `sigma`), so that one lucky fold does not pick an isolated bandwidth;
-#'   among equal best scores the middle of the plateau wins. A kernelized
-#'   candidate is kept only when it beats the better of the two baselines
-#'   (Euclidean, linear) by more than one standard error of their paired
-#'   difference over the held-out points; otherwise that baseline is used.
-#'   Euclidean 1-NN, in turn, replaces the linear learner only when it beats
-#'   it by more than one such standard error.
+#' * `"auto"` (the default): kernel choice in two steps, *score, then
+#'   select* ([score_candidates()]). One stratified `cv_folds`-fold
+#'   cross-validation of the whole pipeline scores, on the same folds, the
+#'   plain k-NN on the standardized inputs (`"Euclidean"`: no learned
+#'   metric), the linear learner (`"linear"`), the unweighted sum of
+#'   `kernels`, and the base kernels of `kernels`: with `cv_strategy =
+#'   "fast"` a learner-free screen (k-NN on the 8 leading KPCA components of
+#'   each fold) passes the most promising base kernel to the learner, with
+#'   `"exhaustive"` every base kernel is scored with the learner. The rule
+#'   (`rule = "auto"`) then takes the best score (a base kernel's score is
+#'   smoothed over its neighbouring bandwidths, weights 1-2-1, when several
+#'   were scored; among equal best scores the middle of the plateau), and
+#'   keeps a kernelized candidate only when it beats the better of the two
+#'   baselines (Euclidean, linear) by more than one standard error of their
+#'   paired difference over the held-out points; otherwise that baseline is
+#'   used. Euclidean k-NN, in turn, replaces the linear learner only when it
+#'   beats it by more than one such standard error.
 #'   With more than 2000 training points (and neither `landmarks` nor `rank`
-#'   given) the choice is made on a stratified subsample of 1000 rows with
-#'   KPCA of rank at most 100, and the chosen pipeline is fitted on all rows
+#'   given) the candidates are scored on a stratified subsample of 1000 rows
+#'   with KPCA of rank at most 100, and a chosen kernel is fitted on all rows
 #'   with Nystrom KPCA (1000 landmarks, rank 100). `print()` says what was
-#'   chosen and why; `kernel_choice$cv` holds every candidate's scores;
-#' * `"cv"`: the best of `kernels` alone by the same cross-validation
-#'   ([cv_kernel()]; parallel through the user's [future::plan()], progress
-#'   through \pkg{progressr}); by default with successive halving of the
-#'   kernels after the first fold (`cv_strategy = "fast"`), or every kernel
-#'   on every fold (`cv_strategy = "exhaustive"`); the paper's CV column.
-#'   Above 2000 rows it uses the subsample and Nystrom KPCA as `"auto"` does;
+#'   chosen and why; `kernel_choice$cv` holds the scores (`$curve`: every
+#'   candidate's cross-validated accuracy);
+#' * `"cv"`: the best of `kernels` alone by the same cross-validation (the
+#'   paper's CV column; [cv_kernel()]); with `cv_strategy = "fast"` the
+#'   screen passes 3 base kernels to the learner. Above 2000 rows it uses
+#'   the subsample and Nystrom KPCA as `"auto"` does;
+#' * a scored-candidates object from [score_candidates()] (or a fit's
+#'   `kernel_choice$cv`), computed on the same data with the same settings:
+#'   the candidate `rule` selects from it is fitted, with no scoring
+#'   (`rule = "auto"` by default for scores of `candidates = "auto"`, else
+#'   `"cv"`), so the same scores can be read under another rule;
 #' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
 #'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
 #'   equal built-in kernel where there is one) or an R function `k(x, y)` or
@@ -62,8 +69,12 @@
 #'   "precomputed"`) and fit its `gram` as a precomputed kernel;
 #' * `"linear"`: no KPCA at all — the original learner on the standardized
 #'   inputs;
-#' * `"align"` (alias `"aligned"`), `"align_lp"`: the combination of `kernels`
-#'   learned by kernel alignment, QP or LP ([align_kernels()]);
+#' * `"align"` (alias `"aligned"`): the combination of `kernels` learned by
+#'   the kernel-alignment QP ([align_kernels()]). The LP upper bound of the
+#'   paper is available as `align_kernels(method = "lp")` for the paper's
+#'   comparison, not as a kernel choice: with non-negative base kernels it
+#'   puts its weight on the kernel closest to the identity, which classifies
+#'   new points no better than chance (fit its `kernel` yourself if you must);
 #' * `"unweighted"`: the plain sum of `kernels`.
 #'
 #' **Large n: Nystrom KPCA.** Exact KPCA needs the n x n Gram matrix, which
@@ -75,9 +86,9 @@
 #' feature space restricted to the span of the landmarks (see [kpca()] for
 #' what is preserved). `landmark_method` chooses m landmarks among the
 #' training rows (`"random"` or kernel `"kmeans++"`). With `kernel = "cv"`
-#' each fold draws its own landmarks ([cv_kernel()]); with `"align"` or
-#' `"align_lp"` the alignment is computed on m training rows drawn at random
-#' within classes ([align_kernels()]). Combine with `rank` (e.g. 100) to keep
+#' each fold draws its own landmarks ([cv_kernel()]); with `"align"` the
+#' alignment is computed on m training rows drawn at random within classes
+#' ([align_kernels()]). Combine with `rank` (e.g. 100) to keep
 #' the learner's input small.
 #'
 #' **Regularized KLMNN (the default for `learner = "lmnn"` with a kernel).**
@@ -122,8 +133,12 @@
 #' @param learner `"nca"`, `"lmnn"`, `"dne"` or a learner function (see
 #'   Details).
 #' @param kernel A kernel object (a kernlab kernel or an R function too,
-#'   see [kernel-sources]), or one of `"auto"`, `"align"`, `"aligned"`,
-#'   `"align_lp"`, `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`.
+#'   see [kernel-sources]), one of `"auto"`, `"align"`, `"aligned"`,
+#'   `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`, or a
+#'   scored-candidates object ([score_candidates()]).
+#' @param rule With `kernel = "auto"`, `"cv"` or a scored-candidates object:
+#'   the selection rule, `"auto"` or `"cv"` (see Kernel choice); `NULL` for
+#'   the kernel choice's own.
 #' @param k Neighbours of the kNN classifier (used by `predict()`, the
 #'   training accuracy and the cross-validation score).
 #' @param learner_args A named list of further learner arguments.
@@ -134,8 +149,9 @@
 #'   RBF kernels by default.
 #' @param cv_folds Number of cross-validation folds for `kernel = "auto"`
 #'   and `"cv"`.
-#' @param cv_strategy `"fast"` or `"exhaustive"`: the `strategy` of
-#'   [cv_kernel()] for `kernel = "cv"`.
+#' @param cv_strategy `"fast"` (screen the base kernels, then the learner
+#'   on the shortlist) or `"exhaustive"`: the `strategy` of
+#'   [score_candidates()] for `kernel = "auto"` and `"cv"`.
 #' @param scale Standardize the input columns by the training data (`TRUE`)
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
@@ -190,7 +206,11 @@
 #'
 #' # The default: the kernel (or none) chosen by cross-validation
 #' fit3 <- kmaha(Species ~ ., data = iris, learner = "dne", seed = 1)
-#' fit3$kernel_choice$cv
+#' fit3
+#' fit3$kernel_choice$cv$curve
+#' # the same scores read by the paper's cross-validation rule, no rescoring
+#' fit4 <- kmaha(Species ~ ., data = iris, learner = "dne",
+#'               kernel = fit3$kernel_choice$cv, rule = "cv")
 #' @export
 kmaha <- function(x, ...) UseMethod("kmaha")
 
@@ -210,15 +230,38 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
                           cv_strategy = c("fast", "exhaustive"),
                           landmarks = NULL,
                           landmark_method = c("random", "kmeans++"),
-                          num_threads = NULL, ...) {
+                          rule = NULL, num_threads = NULL, ...) {
   call <- model_call(match.call(), "kmaha")
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
-  neighbors <- match.arg(neighbors)
   cv_strategy <- match.arg(cv_strategy)
-  landmark_method <- match.arg(landmark_method)
   choice <- resolve_kernel_choice(kernel)
-  pre <- isTRUE(choice$precomputed)
-  x <- if (pre) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
+  a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
+                         tol, seed, landmarks, landmark_method, num_threads,
+                         type = choice$type, precomputed = isTRUE(choice$precomputed),
+                         kernel = choice$kernel)
+  cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
+  if (!is.null(rule)) {
+    if (!choice$type %in% c("auto", "cv", "scores")) {
+      stopf("`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = %s.",
+            if (choice$type == "kernel") "a kernel object" else dQuote(choice$type, FALSE))
+    }
+    if (!is.character(rule) || length(rule) != 1L || is.na(rule) || !rule %in% selection_rules) {
+      stopf("`rule` must be \"auto\" or \"cv\".")
+    }
+  }
+  kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call)
+}
+
+# The checked arguments shared by kmaha() and score_candidates(): the data,
+# the learner's spec, the kernel settings and the call's context.  `type` is
+# the kernel choice (resolve_kernel_choice()), `kernel` the kernel object
+# of a given kernel.
+check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels, scale,
+                              rank, tol, seed, landmarks, landmark_method, num_threads,
+                              type, precomputed = FALSE, kernel = NULL) {
+  neighbors <- match.arg(neighbors, c("feature", "input"))
+  landmark_method <- match.arg(landmark_method, c("random", "kmeans++"))
+  x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
   k <- check_count(k, "k")
@@ -231,82 +274,147 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
   learner_args <- check_learner_args(learner_args)
   spec <- learner_spec(learner, learner_args)
   if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
-  if (choice$type %in% c("cv", "align", "align_lp", "unweighted", "auto")) {
+  if (type %in% c("cv", "align", "unweighted", "auto", "scores")) {
     kernels <- check_kernel_list(kernels)
     check_nystrom_kernels(kernels, landmarks, "kernels")
   }
-  if (pre) {
+  if (precomputed) {
     if (!is.null(landmarks)) {
       stopf("`landmarks` (the Nystrom method) needs kernel values against landmark points, which a precomputed Gram matrix does not give; use exact KPCA (landmarks = NULL).")
     }
     if (neighbors == "input") {
       stopf("`neighbors = \"input\"` finds target neighbours in the input space, which a precomputed kernel does not have; use neighbors = \"feature\".")
     }
-  } else if (choice$type == "kernel") {
-    check_nystrom_kernels(choice$kernel, landmarks)
+  } else if (type == "kernel") {
+    check_nystrom_kernels(kernel, landmarks)
   }
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
-  cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
   if (!is.null(seed)) seed <- check_number(seed, "seed")
-  if (choice$type %in% c("cv", "auto") && !is.null(learner_args$targets)) {
-    stopf("`learner_args$targets` fixes the target neighbours by row, but kernel = \"%s\" refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
-          choice$type)
+  if (type %in% c("cv", "auto", "scores") && !is.null(learner_args$targets)) {
+    stopf("`learner_args$targets` fixes the target neighbours by row, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
+          if (type == "scores") "auto" else type)
   }
-
-  kmaha_fit_choices(x, y, list(choice), spec, ctx, k = k, learner_args = learner_args,
-                    neighbors = neighbors, kernels = kernels, cv_folds = cv_folds,
-                    scale = scale, rank = rank, tol = tol, seed = seed,
-                    cv_strategy = cv_strategy, landmarks = landmarks,
-                    landmark_method = landmark_method, call = call)[[1]]
+  list(x = x, y = y, spec = spec, learner_args = learner_args, k = k,
+       neighbors = neighbors, kernels = kernels, scale = scale, rank = rank, tol = tol,
+       seed = seed, landmarks = landmarks, landmark_method = landmark_method, ctx = ctx,
+       precomputed = precomputed)
 }
 
-# The body of kmaha() on checked arguments, for one kernel choice or for
-# kernel = "cv" and "auto" together (the reproduction's two CV columns,
-# which share their cross-validation): one model per choice, each exactly
-# what kmaha() with that choice alone returns.
-kmaha_fit_choices <- function(x, y, choices, spec, ctx, k, learner_args, neighbors,
-                              kernels, cv_folds, scale, rank, tol, seed,
-                              cv_strategy, landmarks, landmark_method, call = NULL) {
-  # A precomputed Gram matrix is used as given.
-  pre <- any(vapply(choices, function(ch) isTRUE(ch$precomputed), NA))
-  prep <- if (pre) NULL else fit_scaling(x, scale)
-  xs <- apply_scaling(x, prep)
-  # Landmark points are given in the units of x: scale them like x.
-  landmarks <- kmaha_landmarks(landmarks, x, prep)
-  base <- list(rank = rank, tol = tol, landmarks = landmarks,
-               landmark_method = landmark_method)
-  # Large n: kernel = "auto" or "cv" at their defaults choose on a subsample
-  # and fit with Nystrom KPCA (exact KPCA of every row would not fit).
-  if (length(choices) == 1L && choices[[1]]$type %in% c("auto", "cv") && !pre &&
-      nrow(x) > auto_large$n && is.null(landmarks) && is.null(rank)) {
+# The feature-map settings of a kernel choice on the scaled inputs: rank,
+# tol, the landmarks (a matrix of points is scaled like x), and for kernel
+# choice above the large-n threshold the subsample and Nystrom settings
+# (auto_large).
+choice_base <- function(a, xs, prep) {
+  base <- list(rank = a$rank, tol = a$tol, landmarks = kmaha_landmarks(a$landmarks, a$x, prep),
+               landmark_method = a$landmark_method)
+  if (!a$precomputed && nrow(xs) > auto_large$n && is.null(a$landmarks) && is.null(a$rank)) {
     base$large <- auto_large
   }
+  base
+}
 
-  # 1. The feature map: the kernel, chosen or given.
-  sels <- choose_feature_maps(choices, xs, y, spec, kernels, base, k = k,
-                              folds = cv_folds, strategy = cv_strategy,
-                              seed = seed, neighbors = neighbors, ctx = ctx)
+# The settings that determine scores (kmaha(kernel = <scores>) checks them).
+choice_settings <- function(a, strategy) {
+  list(learner = a$spec$name, learner_label = a$spec$label, learner_args = a$learner_args,
+       k = a$k, neighbors = a$neighbors, scale = a$scale, rank = a$rank, tol = a$tol,
+       landmarks = a$landmarks, landmark_method = a$landmark_method, strategy = strategy)
+}
 
-  # 2. The pipeline on all the training data, each from the same random
-  # state (Nystrom landmarks and random starts draw from it).
-  restore <- save_rng()
-  lapply(sels, function(sel) {
-    restore()
-    p <- fit_pipeline(xs, y, sel$fspec, sel$spec %||% spec, ctx,
-                      neighbors = sel$neighbors %||% neighbors,
-                      warn = !isTRUE(sel$quiet), label_errors = TRUE,
-                      standardized = isTRUE(scale) && !pre)
-    new_model(p, y, k, prep, sel$spec %||% spec, class = "kmaha_fit",
-              settings = list(learner_args = learner_args, neighbors = neighbors,
-                              cv_folds = cv_folds, cv_strategy = cv_strategy,
-                              scale = if (pre) NA else scale, rank = rank, tol = tol,
-                              seed = seed,
-                              landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
-                              landmark_method = landmark_method),
-              call = call, feature_names = colnames(x), n_features = ncol(x),
-              kernel_choice = sel$info, ctx = ctx)
-  })
+# kmaha()'s internal fitter: checked arguments `a` (check_choice_args()) and
+# the resolved kernel choice in; the kernel chosen (scored and selected, or
+# given), the pipeline fitted on all the training rows, the model out.
+kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
+  ctx <- a$ctx
+  pre <- a$precomputed
+  prep <- if (pre) NULL else fit_scaling(a$x, a$scale)
+  xs <- apply_scaling(a$x, prep)
+  base <- choice_base(a, xs, prep)
+  info <- list(type = choice$type)
+  cand <- switch(choice$type,
+    linear = cand_linear(),
+    kernel = cand_kernel(choice$kernel),
+    unweighted = cand_unweighted(a$kernels),
+    align = cand_align(a$kernels, "qp"),
+    NULL)
+  if (is.null(cand)) {
+    # 1. Kernel choice: score (or take the given scores), then select.
+    scores <- if (choice$type == "scores") {
+      check_scores(choice$scores, a)
+    } else {
+      score_fit(xs, a$y, a$spec, if (choice$type == "auto") "auto" else "kernels",
+                a$kernels, cv_folds, a$k, a$neighbors, base, a$seed, cv_strategy,
+                NULL, ctx, settings = choice_settings(a, cv_strategy),
+                fingerprint = data_fingerprint(a$x, a$y))
+    }
+    rule <- rule %||% if (choice$type == "cv" || identical(scores$type, "kernels")) "cv" else "auto"
+    sel <- select_candidate(scores, rule)
+    cv <- with_selection(scores, sel)
+    cand <- candidate_set(scores$type, a$kernels)[[sel$best]]
+    large <- scores$large
+    if (!is.null(large)) {
+      # chosen on a subsample: fitted on all rows, a kernel with Nystrom KPCA
+      kernelized <- !cand$kind %in% c("linear", "euclidean")
+      cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d%s",
+                           cv$reason, length(large$rows), large$n_rows, large$rank,
+                           if (kernelized) sprintf(", and fitted on all rows with Nystrom KPCA (%d landmarks)",
+                                                   large$landmarks) else ", and fitted on all rows")
+      cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows (KPCA of rank <= %d)%s.",
+                                          length(large$rows), large$n_rows, large$rank,
+                                          if (kernelized) sprintf("; fitted on all rows with Nystrom KPCA (%d landmarks, rank %d)",
+                                                                  large$landmarks, large$rank) else ""))
+      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
+                                           large = NULL))
+    }
+    info <- list(type = rule, cv = cv, index = sel$best, seed = a$seed,
+                 scored = choice$type == "scores")
+  }
+  # 2. The chosen pipeline on all the training rows.
+  f <- candidate_feature(cand, xs, a$y, base, ctx)
+  if (!is.null(f$alignment)) info$alignment <- f$alignment
+  spec <- candidate_spec(a$spec, cand, chosen = !is.null(info$cv))
+  p <- fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
+                    warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
+  new_model(p, a$y, a$k, prep, spec, ctx, class = "kmaha_fit",
+            settings = list(learner_args = a$learner_args, neighbors = a$neighbors,
+                            cv_folds = cv_folds, cv_strategy = cv_strategy,
+                            scale = if (pre) NA else a$scale, rank = a$rank, tol = a$tol,
+                            seed = a$seed,
+                            landmarks = if (!is.null(p$feature$landmarks)) nrow(p$feature$landmarks),
+                            landmark_method = a$landmark_method),
+            call = call, feature_names = colnames(a$x), n_features = ncol(a$x),
+            kernel_choice = info)
+}
+
+# Scores given as `kernel`: computed on these data with these settings, or
+# an error naming what differs.
+check_scores <- function(scores, a) {
+  fp <- data_fingerprint(a$x, a$y)
+  same_data <- !is.null(scores$fingerprint) &&
+    identical(scores$fingerprint$dim, fp$dim) &&
+    identical(scores$fingerprint$levels, fp$levels) &&
+    identical(as.vector(scores$fingerprint$y), as.vector(fp$y)) &&
+    isTRUE(all.equal(scores$fingerprint$sums, fp$sums, tolerance = 1e-10))
+  if (!same_data) {
+    stopf("`kernel` holds scores of other data (or of kmaha 0.4.0, which kept no record of them): score these `x` and `y` with score_candidates(), or fit with kernel = \"auto\".")
+  }
+  s <- scores$settings
+  now <- choice_settings(a, s$strategy)
+  for (nm in c("learner", "learner_args", "k", "neighbors", "scale", "rank", "tol",
+               "landmarks", "landmark_method")) {
+    if (!identical(s[[nm]], now[[nm]])) {
+      stopf("`kernel` holds scores computed with %s = %s, but this fit has %s = %s; score with this fit's settings or fit with the scores' ones.",
+            nm, short_value(s[[nm]]), nm, short_value(now[[nm]]))
+    }
+  }
+  scores
+}
+
+short_value <- function(v) {
+  if (is.null(v)) return("NULL")
+  if (is.list(v)) return(if (length(v)) "a list of arguments" else "list()")
+  if (is.character(v)) return(paste(dQuote(v, FALSE), collapse = ", "))
+  paste(format(v), collapse = ", ")
 }
 
 # kernel = "auto" above `n` training rows (without `landmarks` or `rank`):
@@ -323,19 +431,23 @@ kmaha_landmarks <- function(landmarks, x, prep) {
   apply_scaling(check_landmark_points(landmarks, x), prep)
 }
 
-kernel_choices <- c("auto", "align", "aligned", "align_lp", "cv", "unweighted", "linear",
+kernel_choices <- c("auto", "align", "aligned", "cv", "unweighted", "linear",
                     "precomputed")
 
 resolve_kernel_choice <- function(kernel) {
+  if (inherits(kernel, "kmaha_scores")) return(list(type = "scores", scores = kernel))
   if (inherits(kernel, "kmaha_kernel") || is.function(kernel)) {
     return(list(type = "kernel", kernel = check_kernel(kernel)))
   }
   if (identical(kernel, "precomputed")) {
     return(list(type = "kernel", kernel = precomputed_kernel(), precomputed = TRUE))
   }
+  if (identical(kernel, "align_lp")) {
+    stopf("`kernel = \"align_lp\"` is no longer a kernel choice: the LP alignment puts its weight on the kernel closest to the identity, which classifies new points no better than chance. Use kernel = \"align\" (the QP), or for the paper's comparison align_kernels(x, y, method = \"lp\") and fit its `kernel` yourself.")
+  }
   if (!is.character(kernel) || length(kernel) != 1L || is.na(kernel) ||
       !(kernel %in% kernel_choices)) {
-    stopf("`kernel` must be a kernel object such as rbf_kernel(1), or one of %s; kernlab kernels and R functions k(x, y) work too (see ?`kernel-sources`).",
+    stopf("`kernel` must be a kernel object such as rbf_kernel(1), one of %s, or scores from score_candidates(); kernlab kernels and R functions k(x, y) work too (see ?`kernel-sources`).",
           paste(dQuote(kernel_choices, FALSE), collapse = ", "))
   }
   type <- if (kernel == "aligned") "align" else kernel

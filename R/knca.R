@@ -87,14 +87,14 @@ knca.formula <- function(formula, data, subset, na.action, ...) {
 # matrix): the eigenvalues above rel_tol times the largest and the
 # coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
 # component.
-knca_kpca_basis <- function(K, rel_tol = 1e-10, ctx = kmaha_context()) {
-  fit <- tryCatch(core_kpca_gram(K, 0L, rel_tol, "full", ctx),
+knca_kpca_basis <- function(K, ctx, rel_tol = 1e-10) {
+  fit <- tryCatch(core_kpca_gram(K, NULL, 0L, rel_tol, "full", ctx),
                   kmaha_degenerate_error = function(e) NULL)
   if (is.null(fit)) return(list(values = numeric(0), alpha = matrix(0, nrow(K), 0)))
   list(values = fit$eigenvalues, alpha = fit$projection)
 }
 
-knca_init <- function(init, K, dim) {
+knca_init <- function(init, K, dim, ctx) {
   n <- nrow(K)
   if (!is.null(dim)) {
     dim <- check_count(dim, "dim")
@@ -123,7 +123,7 @@ knca_init <- function(init, K, dim) {
     return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
                 label = "random"))
   }
-  basis <- knca_kpca_basis(K)
+  basis <- knca_kpca_basis(K, ctx)
   r <- length(basis$values)
   if (r == 0L) {
     stopf("`kernel` sees no differences between the rows of `x`: their centred Gram matrix is zero; use a kernel whose parameters suit the scale of `x`.")

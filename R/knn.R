@@ -32,13 +32,14 @@ knn_classify <- function(x, y, newdata = NULL, k = 1) {
   x <- check_x(x, "x")
   y <- full_levels(check_y(y, nrow(x), "y", min_classes = 1L))
   k <- check_count(k, "k")
-  if (is.null(newdata)) return(knn_vote(x, y, x, k, self = TRUE))
-  knn_predict(x, y, check_newdata(newdata, colnames(x), ncol(x)), k)
+  ctx <- kmaha_context()
+  if (is.null(newdata)) return(knn_vote(x, y, x, k, self = TRUE, ctx = ctx))
+  knn_predict(x, y, check_newdata(newdata, colnames(x), ncol(x)), k, ctx)
 }
 
 # kNN votes for query rows q that may hold missing values (NA class and
 # probabilities for those rows) or no rows at all.
-knn_predict <- function(x, y, q, k, ctx = kmaha_context()) {
+knn_predict <- function(x, y, q, k, ctx) {
   check_knn_k(k, nrow(x))
   ok <- rowSums(is.na(q)) == 0L
   lev <- levels(y)
@@ -53,7 +54,7 @@ knn_predict <- function(x, y, q, k, ctx = kmaha_context()) {
 }
 
 # Internal: inputs already validated; y a factor.
-knn_vote <- function(x, y, q, k, self = FALSE, ctx = kmaha_context()) {
+knn_vote <- function(x, y, q, k, self = FALSE, ctx) {
   check_knn_k(k, nrow(x), self)
   res <- core_knn_classify(x, as.integer(y), nlevels(y), q, k, self, ctx)
   lev <- levels(y)

@@ -203,10 +203,9 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   }
   check_nystrom_kernels(kernel, landmarks)
   ctx <- kmaha_context()
-  gram <- feature_gram(kernel, x, ctx, exact = is.null(landmarks))
-  warn_degenerate_kernel(kernel, x, gram, ctx = ctx)
-  fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx,
-                    gram = gram)
+  fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx)
+  if (!is.null(fit$degenerate)) warn_degenerate(fit$degenerate)
+  fit$degenerate <- NULL
   fit$kernel <- kernel
   fit$call <- match.call()
   class(fit) <- "kmaha_kpca"
@@ -218,26 +217,29 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
 kernel_pca <- kpca
 
 # The KPCA stage shared by kpca() and the pipeline's feature map (checked
-# inputs): exact KPCA, or the Nystrom method when `landmarks` is given.
-# `gram`: the training Gram matrix when the kernel is evaluated in R (or
-# precomputed: then x is the Gram matrix and no inputs are stored).
-kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method,
-                       ctx, gram = NULL) {
+# inputs): exact KPCA, or the Nystrom method when `landmarks` is given.  A
+# kernel evaluated in R hands its training Gram matrix to the core; with a
+# precomputed kernel x is the Gram matrix and no inputs are stored.  The
+# result carries the kernel's degeneracy verdict (`degenerate`: NULL,
+# "constant" or "identity"), which the core returns with the fit.
+kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method, ctx) {
   if (!is.null(landmarks)) {
     check_nystrom_kernels(kernel, landmarks)
     fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method, ctx)
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
-    fit <- if (is.null(gram)) {
+    pre <- is_precomputed(kernel)
+    fit <- if (kernel_in_core(kernel)) {
       kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx),
                 "`kernel` on `x`: ", n = nrow(x))
     } else {
-      kpca_call(core_kpca_gram(gram, args$rank, args$tol, args$method, ctx),
-                if (is_precomputed(kernel)) "the Gram matrix `x`: " else "`kernel` on `x`: ",
-                n = nrow(x))
+      gram <- if (pre) x else kernel_gram(kernel, x, NULL, ctx)
+      kpca_call(core_kpca_gram(gram, if (!pre) x, args$rank, args$tol, args$method, ctx),
+                if (pre) "the Gram matrix `x`: " else "`kernel` on `x`: ", n = nrow(x))
     }
     fit <- kpca_finish(fit, args, rownames(x))
-    fit$x <- if (is_precomputed(kernel)) NULL else x
+    fit$x <- if (pre) NULL else x
+    if (pre) fit$n <- nrow(x)
   }
   fit$kernel <- kernel
   fit
@@ -346,24 +348,22 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
   if (identical(object$method, "nystrom")) {
     z0 <- object$landmarks
     x <- check_newdata(newdata, colnames(z0), ncol(z0))
-    z <- core_nystrom_project(object$kernel, x, z0, object$projection,
-                              object$col_means, ctx)
   } else if (is_precomputed(object$kernel)) {
     x <- check_precomputed_rows(newdata, length(object$col_means),
                                 rownames(object$projection))
-    if (anyNA(x)) {
-      stopf("`newdata` contains missing kernel values; a kpca() fit projects complete rows only.")
-    }
-    z <- core_kpca_project(x, object$projection, object$col_means,
-                           object$grand_mean, ctx)
   } else {
     x <- check_newdata(newdata, colnames(object$x), ncol(object$x))
-    z <- kpca_project_rows(object$kernel, x, object$x, object$projection,
-                           object$col_means, object$grand_mean, ctx)
   }
-  if (anyNA(z)) {
-    stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+  if (anyNA(x)) {
+    stopf("`newdata` contains missing values; a kpca() fit projects complete rows only.")
   }
+  # the fit is the feature-map stage of a pipeline without a map
+  stage <- object
+  stage$type <- if (identical(object$method, "nystrom")) "nystrom" else "kpca"
+  z <- tryCatch(pipeline_apply(list(feature_map = stage), x, "transform", 1L, ctx),
+                kmaha_numerical_error = function(e) {
+                  stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+                })
   dimnames(z) <- list(rownames(x), colnames(object$coords))
   z
 }
@@ -444,60 +444,6 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
   invisible(x)
 }
 
-# ---------------------------------------------------------------------------
-# Internal interface for code that already holds Gram matrices (kernel
-# selection evaluates many kernels on the same data).
-
-# KPCA from a precomputed symmetric Gram matrix K (n x n).  Returns a list
-# with coords, projection, eigenvalues, col_means, grand_mean, trace, rank
-# and method (no class); project new points with kpca_project_gram().
-kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
-  K <- check_gram(K)
-  args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(core_kpca_gram(K, args$rank, args$tol, args$method, kmaha_context()), "`K`: ")
-  kpca_finish(fit, args, rownames(K))
-}
-
-# Coordinates of new points from their kernel rows Kx (m x n, against the
-# n training points of `fit`, a kpca_from_gram() or kpca() result).
-kpca_project_gram <- function(fit, Kx) {
-  if (!is.matrix(Kx) || !is.numeric(Kx)) {
-    stopf("`Kx` must be a numeric matrix of kernel values (new points in rows, training points in columns).")
-  }
-  n <- length(fit$col_means)
-  if (ncol(Kx) != n) {
-    stopf("`Kx` has %d columns but the KPCA was fitted on %d points; it needs one column per training point.",
-          ncol(Kx), n)
-  }
-  if (anyNA(Kx) || any(is.infinite(Kx))) {
-    stopf("`Kx` contains missing or infinite values.")
-  }
-  storage.mode(Kx) <- "double"
-  z <- core_kpca_project(Kx, fit$projection, fit$col_means, fit$grand_mean, kmaha_context())
-  dimnames(z) <- list(rownames(Kx), colnames(fit$coords))
-  z
-}
-
-check_gram <- function(K, arg = "K") {
-  if (!is.matrix(K) || !(is.numeric(K) || is.logical(K))) {
-    stopf("`%s` must be a numeric (Gram) matrix, not %s.", arg, class(K)[1])
-  }
-  if (nrow(K) != ncol(K)) {
-    stopf("`%s` must be square (a Gram matrix), but it is %d x %d.",
-          arg, nrow(K), ncol(K))
-  }
-  if (nrow(K) < 2L) stopf("`%s` must cover at least 2 points.", arg)
-  if (anyNA(K) || any(is.infinite(K))) {
-    stopf("`%s` contains missing or infinite values.", arg)
-  }
-  storage.mode(K) <- "double"
-  asym <- max(abs(K - t(K)))
-  if (asym > 1e-8 * max(1, max(abs(K)))) {
-    stopf("`%s` must be symmetric; its largest asymmetry is %s.", arg, format(asym))
-  }
-  K
-}
-
 kpca_check_args <- function(n, rank, tol, method) {
   method <- match.arg(method, c("auto", "full", "truncated"))
   if (!is.null(rank)) {
@@ -547,5 +493,7 @@ kpca_finish <- function(fit, args, row_names, proj_names = row_names) {
   dimnames(fit$projection) <- list(proj_names, pcs)
   fit$rank <- r
   fit$fallback <- NULL
+  # the core's degeneracy verdict: "" when the kernel sees the data
+  if (!is.null(fit$degenerate) && !nzchar(fit$degenerate)) fit$degenerate <- NULL
   fit
 }

@@ -237,13 +237,13 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE) {
 # constraint); `coords` describes z for messages ("4 standardized input
 # columns", "149 KPCA components", "60 kernel rows").  Returns list(map,
 # convergence, details).
-fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL) {
+fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, principal = FALSE) {
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
   check_map_dim(spec, ncol(z), coords)
   o <- spec$opts
   if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
   switch(spec$name,
-    nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda")),
+    nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal),
     knca = fit_nca_map(o, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
     lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L,
                         lambda_arg = spec$argname("lambda")),
@@ -262,14 +262,15 @@ euclidean_spec <- function() {
 }
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
-fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda") {
+fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", principal = FALSE) {
   fun <- if (is.null(reg)) "nca" else "knca"
   check_class_sizes(y)
   if (is.null(reg)) {
-    dim <- o$dim %||% ncol(z)
-    start <- nca_init(o$init, z, dim)
+    # kernel choice's candidates cap the rows of the map (see candidate_spec())
+    dim <- o$dim %||% min(ncol(z), o$dim_cap %||% Inf)
+    start <- nca_init(o$init, z, dim, principal)
   } else {
-    start <- knca_init(o$init, reg, o$dim)
+    start <- knca_init(o$init, reg, o$dim, ctx)
     start <- list(A = start$U, label = start$label)
   }
   method <- o$method %||% "lbfgs"
@@ -313,7 +314,7 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
     # the core's low-rank mode applies.
     L0 <- diag(1, ncol(z))
   } else {
-    L0 <- knca_init(if (identical(o$init, "auto")) "kpca" else o$init, reg, o$dim)$U
+    L0 <- knca_init(if (identical(o$init, "auto")) "kpca" else o$init, reg, o$dim, ctx)$U
     dim <- nrow(L0)
   }
   zz <- z

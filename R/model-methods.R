@@ -123,31 +123,22 @@ predict.kmaha_model <- function(object, newdata = NULL,
   ctx <- kmaha_context()
   if (is.null(newdata)) {
     if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
-    res <- knn_vote(object$embedding, object$y, object$embedding, k, self = TRUE,
-                    ctx = ctx)
-    out <- if (type == "class") res$class else res$prob
+    check_knn_k(k, nrow(object$embedding), self = TRUE)
+    out <- pipeline_apply(object, NULL, type, k, ctx)
+    if (type == "prob") rownames(out) <- rownames(object$embedding)
     return(stats::napredict(object$na.action, out))
   }
   check_knn_k(k, nrow(object$embedding))
   x <- newdata_matrix(object, newdata, object$n_features)
   ok <- rowSums(is.na(x)) == 0L
   lev <- levels(object$y)
-  if (!in_pipeline(object)) {
-    # A kernel evaluated in R, or a precomputed one: the separate steps.
-    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
-                dimnames = list(rownames(x), colnames(object$embedding)))
-    if (any(ok)) z[ok, ] <- model_transform(object, x[ok, , drop = FALSE], ctx)
-    if (type == "transform") return(z)
-    res <- knn_predict(object$embedding, object$y, z, k, ctx)
-    return(if (type == "class") res$class else res$prob)
-  }
-  # Everything else in one call of the core: scaling, feature map, map, vote.
+  # Everything in one call of the core: scaling, feature map, map, vote
+  # (kernels evaluated in R hand it their kernel rows).
   out <- if (any(ok)) {
-    tryCatch(
-      core_pipeline_predict(pipeline_of(object), x[ok, , drop = FALSE], NULL, type, k, ctx),
-      kmaha_numerical_error = function(e) {
-        stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
-      })
+    tryCatch(pipeline_apply(object, x[ok, , drop = FALSE], type, k, ctx),
+             kmaha_numerical_error = function(e) {
+               stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+             })
   }
   if (type == "transform") {
     z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
@@ -156,30 +147,13 @@ predict.kmaha_model <- function(object, newdata = NULL,
     return(z)
   }
   if (type == "class") {
-    cls <- rep(NA_integer_, nrow(x))
-    if (any(ok)) cls[ok] <- out$class
-    return(factor(lev[cls], levels = lev))
+    cls <- factor(rep(NA_character_, nrow(x)), levels = lev)
+    if (any(ok)) cls[ok] <- out
+    return(cls)
   }
   prob <- matrix(NA_real_, nrow(x), length(lev), dimnames = list(rownames(x), lev))
-  if (any(ok)) prob[ok, ] <- out$prob
+  if (any(ok)) prob[ok, ] <- out
   prob
-}
-
-# TRUE when the core evaluates every stage of the model (its kernel, if any,
-# is built in and not precomputed).
-in_pipeline <- function(object) {
-  fm <- object$feature_map
-  fm$type == "identity" || (!is_precomputed(fm$kernel) && kernel_in_core(fm$kernel))
-}
-
-# The model as the core's prediction pipeline reads it (kmaha/pipeline.hpp).
-pipeline_of <- function(object) {
-  fm <- object$feature_map
-  list(center = object$prep$center, scale = object$prep$scale,
-       feature_map = fm[intersect(names(fm), c("type", "kernel", "x", "landmarks",
-                                               "projection", "col_means", "grand_mean"))],
-       L = object$L, embedding = object$embedding, y = as.integer(object$y),
-       nlevels = nlevels(object$y))
 }
 
 # `type` of predict(): one of the three, with a message naming them.
@@ -255,6 +229,7 @@ model_call <- function(call, generic) {
 
 # "NCA", "KNCA" (kernel trick or KPCA trick), "custom learner", ...
 model_label <- function(x) {
+  if (identical(x$learner, "euclidean")) return("Euclidean k-NN")
   lab <- x$learner_label %||% learner_label(x$learner)
   if (identical(x$learner, "custom")) {
     return(if (x$feature_map$type == "identity") "custom learner" else "kernelized custom learner")
@@ -274,6 +249,9 @@ model_title <- function(x) {
   fm <- x$feature_map
   inputs <- if (is.null(x$prep)) "inputs as given" else
     if (all(x$prep$scale == 1)) "centred inputs" else "standardized inputs"
+  if (identical(x$learner, "euclidean")) {
+    return(sprintf("Euclidean k-NN: the Euclidean metric on the %s (no metric learned)", inputs))
+  }
   switch(fm$type,
     identity = sprintf("%s: a linear Mahalanobis metric on the %s", model_label(x), inputs),
     kpca = sprintf("%s by the KPCA trick (%s on kernel PCA coordinates)",
@@ -284,28 +262,41 @@ model_title <- function(x) {
                           model_label(x), base_label(x)))
 }
 
-# The kernel in words, or NULL for a linear model.
+# The kernel in words, or NULL for a linear model that no kernel choice
+# made.  A kernel choice names the candidate it chose, truthfully: the
+# linear learner, Euclidean k-NN (no metric learned), or the kernel.
 model_kernel_label <- function(x) {
   fm <- x$feature_map
+  ch <- x$kernel_choice
+  chosen_by <- function() {
+    sprintf("chosen by %d-fold CV%s", ncol(ch$cv$accuracy),
+            if (isTRUE(ch$scored)) sprintf(" (rule \"%s\" on given scores)", ch$type) else "")
+  }
   if (fm$type == "identity") {
-    ch <- x$kernel_choice
-    if (!is.null(ch) && ch$type == "auto") {
-      return(sprintf("none: the linear learner, chosen by %d-fold CV (%s)",
-                     ncol(ch$cv$accuracy), ch$cv$reason))
+    if (!is.null(ch$cv)) {
+      what <- if (identical(x$learner, "euclidean")) {
+        "none: Euclidean k-NN on the inputs (no metric learned)"
+      } else "none: the linear learner"
+      return(sprintf("%s, %s", what, chosen_by()))
     }
     return(NULL)
   }
-  ch <- x$kernel_choice
   if (is.null(ch)) return(format(fm$kernel))
+  if (!is.null(ch$cv)) {
+    return(sprintf("%s, %s", ch$cv$curve$label[ch$cv$best], chosen_by()))
+  }
   switch(ch$type,
     kernel = format(fm$kernel),
-    cv = sprintf("chosen by %d-fold CV: %s", ncol(ch$cv$accuracy), format(fm$kernel)),
-    auto = sprintf("%s, chosen by %d-fold CV (%s)", ch$cv$curve$label[ch$cv$best],
-                   ncol(ch$cv$accuracy), ch$cv$reason),
     align = sprintf("aligned (QP), alignment %.3f", ch$alignment$alignment),
-    align_lp = sprintf("aligned (LP), alignment %.3f", ch$alignment$alignment),
     unweighted = sprintf("unweighted sum of %d kernels", length(fm$kernel$kernels)),
     format(fm$kernel))
+}
+
+# Why the kernel choice chose what it did (sentences), or NULL.
+model_choice_why <- function(x) {
+  cv <- x$kernel_choice$cv
+  if (is.null(cv)) return(NULL)
+  cv$explain %||% cv$reason
 }
 
 # The coordinates the learner received, in words.
@@ -378,15 +369,17 @@ map_rank_note <- function(map, settings) {
 
 #' @export
 print.kmaha_model <- function(x, ...) {
-  cat(sprintf("<kmaha %s> %s\n", model_label(x), model_title(x)))
+  cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
   kl <- model_kernel_label(x)
-  if (!is.null(kl)) cat("  kernel: ", kl, "\n", sep = "")
-  cat(sprintf("  %d training points, %s, %d classes; map: %d x %d on the %s\n",
-              length(x$y), if (model_precomputed(x)) "a precomputed Gram matrix"
-              else sprintf("%d inputs", x$n_features), nlevels(x$y), nrow(x$L), ncol(x$L),
-              model_coords_label(x)))
+  if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
+  why <- model_choice_why(x)
+  if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+  cat(wrap_lines(sprintf("%d training points, %s, %d classes; map: %d x %d on the %s",
+                         length(x$y), if (model_precomputed(x)) "a precomputed Gram matrix"
+                         else sprintf("%d inputs", x$n_features), nlevels(x$y), nrow(x$L),
+                         ncol(x$L), model_coords_label(x))))
   note <- map_rank_note(x$L, x$settings)
-  if (!is.null(note)) cat("  (", note, ")\n", sep = "")
+  if (!is.null(note)) cat(wrap_lines(sprintf("(%s)", note)))
   method <- if (identical(x$learner, "custom")) "custom" else x$learner
   words <- convergence_words(method, x$convergence)
   if (!is.null(words)) cat("  optimizer: ", words, "\n", sep = "")
@@ -411,6 +404,7 @@ summary.kmaha_model <- function(object, ...) {
   out <- list(
     title = model_title(object), label = model_label(object),
     kernel = model_kernel_label(object),
+    why = model_choice_why(object),
     choice = if (!is.null(ch)) ch$type,
     candidates = if (!is.null(ch$cv)) summary(ch$cv)$table,
     alignment = if (!is.null(ch$alignment)) summary(ch$alignment)$kernels,
@@ -438,12 +432,15 @@ summary.kmaha_model <- function(object, ...) {
 #' @export
 print.summary.kmaha_model <- function(x, ...) {
   cat(x$title, "\n", sep = "")
-  if (!is.null(x$kernel)) cat("Kernel: ", x$kernel, "\n", sep = "")
+  if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
+  if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
     cat("Candidates (cross-validated accuracy):\n")
     tab <- x$candidates
     tab$mean <- round(tab$mean, 4)
     tab$sd <- round(tab$sd, 4)
+    tab$screen <- round(tab$screen, 4)
+    if (all(is.na(tab$screen))) tab$screen <- NULL
     tab$chosen <- ifelse(tab$chosen, "<==", "")
     print(tab, row.names = FALSE)
   }

@@ -162,7 +162,10 @@ nca.formula <- function(formula, data, subset, na.action, ...) {
 }
 
 # Starting map (d x D) for NCA on the (already scaled) inputs xs.
-nca_init <- function(init, xs, dim) {
+# principal = TRUE: the columns of xs are principal components already
+# (exact KPCA coordinates: centred, uncorrelated, variance decreasing), so
+# the PCA start is the first `dim` axes, without an eigen-decomposition.
+nca_init <- function(init, xs, dim, principal = FALSE) {
   D <- ncol(xs)
   if (is.numeric(init) && is.matrix(init)) {
     if (nrow(init) != dim || ncol(init) != D) {
@@ -186,7 +189,7 @@ nca_init <- function(init, xs, dim) {
   if (init == "auto") init <- if (dim == D) "identity" else "pca"
   A <- switch(init,
     identity = diag(1, dim, D),
-    pca = pca_directions(xs, dim),
+    pca = if (principal) diag(1, dim, D) else pca_directions(xs, dim),
     random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D)
   )
   list(A = A, label = init)

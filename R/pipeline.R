@@ -4,10 +4,53 @@
 #                    identity | exact KPCA |        one internal fitter per
 #                    Nystrom KPCA | kernel rows     learner (R/learners.R)
 #
-# fit_feature_map() fits the feature-map stage, fit_pipeline() the feature
-# map and the linear map on already-scaled inputs (what a CV fold needs),
-# fit_model() the whole model from raw inputs (what the public functions
-# return), and model_transform() / predict() run new data through it.
+# fit_scaling() fits the first stage, fit_feature_map() the second,
+# fit_pipeline() the feature map and the linear map on already-scaled inputs
+# (what a cross-validation fold needs), fit_model() the whole model from raw
+# inputs (what the public functions return).  New rows go through a fitted
+# pipeline by one entry into the core, pipeline_apply(): predict(),
+# fitted(), the scoring of cross-validation folds and the projection of
+# kpca() fits all use it.  Every function here takes the call's context
+# `ctx` (R/core.R), resolved once by the front end.
+
+# --------------------------------------------------------------------------
+# Input scaling.
+
+# Column centring/scaling learned on training data.  A column is constant
+# when its standard deviation is below 1e-12 of its largest absolute value,
+# so the test does not depend on the units: x * 1e-150 and x * 1e150 are
+# treated as x is.  For the test, and for the scale of columns so tiny or
+# huge that squaring them would underflow or overflow, the sd is computed on
+# the column divided by that value; otherwise directly (as scale() does).
+fit_scaling <- function(x, scale = TRUE, arg = "x") {
+  center <- colMeans(x)
+  if (isTRUE(scale)) {
+    dof <- max(nrow(x) - 1L, 1L)
+    top <- apply(abs(x), 2L, max)
+    unit <- ifelse(top > 0, top, 1)
+    xs <- sweep(x, 2L, unit, "/", check.margin = FALSE)
+    s_unit <- sqrt(colSums(sweep(xs, 2L, colMeans(xs), check.margin = FALSE)^2) / dof)
+    s <- sqrt(colSums(sweep(x, 2L, center, check.margin = FALSE)^2) / dof)
+    safe <- is.finite(s) & s > 1e-140 & s < 1e140
+    s[!safe] <- (s_unit * unit)[!safe]
+    const <- !(s_unit > 1e-12)
+    if (any(const)) {
+      nm <- colnames(x)
+      which_c <- if (is.null(nm)) as.character(which(const)) else nm[const]
+      stopf("`%s` has constant column(s) %s (standard deviation below 1e-12 of the largest absolute value); they carry no distance information. Remove them before fitting.",
+            arg, paste(sQuote(which_c, FALSE), collapse = ", "))
+    }
+  } else {
+    s <- rep(1, ncol(x))
+  }
+  list(center = center, scale = s)
+}
+
+apply_scaling <- function(x, prep) {
+  if (is.null(prep)) return(x)
+  x <- sweep(x, 2L, prep$center, check.margin = FALSE)
+  sweep(x, 2L, prep$scale, "/", check.margin = FALSE)
+}
 
 # --------------------------------------------------------------------------
 # Feature-map specifications.
@@ -25,77 +68,47 @@ feature_kernel_rows <- function(kernel) list(type = "kernel_rows", kernel = kern
 # Fits the feature map on the scaled training inputs xs.  Returns the stored
 # stage `state` (what predictions need), the training coordinates `coords`
 # (n x r), `reg` (the Gram matrix, kernel rows only), `describe`, the
-# coordinates in words, and `degenerate`, kernel_degeneracy()'s verdict on
-# the kernel (NULL when it sees the data).  A degenerate kernel is reported
-# by a warning unless warn = FALSE (cross-validation folds try such kernels
-# on purpose, and leave them out of the choice); `standardized` says
-# whether xs are inputs kmaha standardized (see warn_degenerate()).
+# coordinates in words, and `degenerate`: the kernel's degeneracy verdict
+# ("constant" or "identity", NULL when the kernel sees the data), which the
+# core's KPCA returns with its fit (kmaha/degeneracy.hpp).  A degenerate
+# kernel is reported by a warning unless warn = FALSE (cross-validation folds
+# try such kernels on purpose, and leave them out of the choice);
+# `standardized` says whether xs are inputs kmaha standardized (see
+# warn_degenerate()).
 fit_feature_map <- function(fspec, xs, ctx, warn = TRUE, standardized = FALSE) {
-  degenerate <- function(K) {
-    kind <- kernel_degeneracy(fspec$kernel, xs, K, ctx)
-    if (warn && !is.null(kind)) warn_degenerate(kind, standardized = standardized)
-    kind
-  }
-  switch(fspec$type,
+  out <- switch(fspec$type,
     identity = list(state = list(type = "identity"), coords = xs, reg = NULL,
                     describe = sprintf("%d standardized input columns", ncol(xs))),
     kpca = {
-      # A kernel evaluated in R (or a precomputed one: xs is its Gram
-      # matrix) is evaluated once, for the check and the fit.
-      gram <- feature_gram(fspec$kernel, xs, ctx, exact = is.null(fspec$landmarks))
-      deg <- degenerate(gram)
       fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, fspec$method %||% "auto",
-                        fspec$landmarks, fspec$landmark_method, ctx, gram = gram)
+                        fspec$landmarks, fspec$landmark_method, ctx)
       coords <- fit$coords
+      deg <- fit$degenerate
       fit$coords <- NULL
+      fit$degenerate <- NULL
       fit$type <- if (identical(fit$method, "nystrom")) "nystrom" else "kpca"
       list(state = fit, coords = coords, reg = NULL,
            describe = sprintf("%d KPCA components", ncol(coords)), degenerate = deg)
     },
     kernel_rows = {
-      K <- if (is_precomputed(fspec$kernel)) xs else kernel_gram(fspec$kernel, xs, NULL, ctx)
+      pre <- is_precomputed(fspec$kernel)
+      K <- if (pre) xs else kernel_gram(fspec$kernel, xs, NULL, ctx)
       K <- (K + t(K)) / 2
-      deg <- degenerate(K)
       # A precomputed kernel stores no training inputs: new points come as
       # their kernel rows.
-      state <- if (is_precomputed(fspec$kernel)) {
+      state <- if (pre) {
         list(type = "kernel_rows", kernel = fspec$kernel, x = NULL, n = nrow(K))
       } else {
         list(type = "kernel_rows", kernel = fspec$kernel, x = xs)
       }
       list(state = state, coords = K, reg = K,
-           describe = sprintf("%d kernel rows", ncol(K)), degenerate = deg)
+           describe = sprintf("%d kernel rows", ncol(K)),
+           degenerate = gram_verdict(K, if (!pre) xs, ctx))
     })
-}
-
-# The training Gram matrix of a kernel the core does not evaluate: computed
-# in R, or (precomputed) the input itself; NULL for built-in kernels, which
-# the core evaluates where it needs them.  exact = FALSE (Nystrom) needs none.
-feature_gram <- function(kernel, xs, ctx, exact = TRUE) {
-  if (!exact || kernel_in_core(kernel)) return(NULL)
-  if (is_precomputed(kernel)) return(xs)
-  kernel_gram(kernel, xs, NULL, ctx)
-}
-
-# Coordinates of new (scaled) rows under a fitted feature map.  For a
-# precomputed kernel the rows are kernel values against the training points.
-feature_transform <- function(state, xs, ctx) {
-  pre <- !is.null(state$kernel) && is_precomputed(state$kernel)
-  z <- switch(state$type,
-    identity = xs,
-    kpca = if (pre) {
-      core_kpca_project(xs, state$projection, state$col_means, state$grand_mean, ctx)
-    } else {
-      kpca_project_rows(state$kernel, xs, state$x, state$projection,
-                        state$col_means, state$grand_mean, ctx)
-    },
-    nystrom = core_nystrom_project(state$kernel, xs, state$landmarks,
-                                   state$projection, state$col_means, ctx),
-    kernel_rows = if (pre) xs else kernel_gram(state$kernel, xs, state$x, ctx))
-  if (state$type != "identity" && anyNA(z)) {
-    stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+  if (warn && !is.null(out$degenerate)) {
+    warn_degenerate(out$degenerate, standardized = standardized)
   }
-  z
+  out
 }
 
 # Number of coordinates a fitted feature map produces.
@@ -123,12 +136,14 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
   check_map_dim(spec, ncol(fm$coords), fm$describe)
   fit <- if (label_errors) {
     # The learner's errors speak of its input `x`: say what that is here.
-    tryCatch(fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe),
+    tryCatch(fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
+                     principal = identical(fm$state$type, "kpca")),
              error = function(e) {
                stopf("%s on the %s (its `x`): %s", spec$label, fm$describe, conditionMessage(e))
              })
   } else {
-    fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe)
+    fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
+            principal = identical(fm$state$type, "kpca"))
   }
   list(feature = fm$state, coords = fm$coords, map = fit$map, targets = targets,
        convergence = fit$convergence, details = fit$details,
@@ -145,16 +160,16 @@ fit_model <- function(x, y, fspec, spec, ctx, scale = TRUE, k = 1L,
   prep <- if (is.na(scale)) NULL else fit_scaling(x, scale, "x")
   xs <- apply_scaling(x, prep)
   p <- fit_pipeline(xs, y, fspec, spec, ctx, neighbors, standardized = isTRUE(scale))
-  new_model(p, y, k, prep, spec, class = class, settings = settings,
+  new_model(p, y, k, prep, spec, ctx, class = class, settings = settings,
             call = call, feature_names = colnames(x), n_features = ncol(x),
-            kernel_choice = kernel_choice, ctx = ctx)
+            kernel_choice = kernel_choice)
 }
 
 # The one model object: stages, reference embedding, labels, k and small
 # diagnostics.  `p` is a fit_pipeline() result.
-new_model <- function(p, y, k, prep, spec, class = NULL, settings = list(),
+new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
                       call = NULL, feature_names = NULL, n_features = NULL,
-                      kernel_choice = NULL, ctx = kmaha_context()) {
+                      kernel_choice = NULL) {
   L <- p$map
   storage.mode(L) <- "double"
   d <- nrow(L)
@@ -170,10 +185,13 @@ new_model <- function(p, y, k, prep, spec, class = NULL, settings = list(),
     prep = prep, feature_map = p$feature, L = L, embedding = emb,
     y = full_levels(y), k = as.integer(k),
     targets = p$targets, convergence = p$convergence,
-    train_accuracy = loo_accuracy(emb, y, k, ctx),
+    train_accuracy = NA_real_,
     kernel_choice = kernel_choice, settings = settings,
     feature_names = feature_names, n_features = n_features %||% ncol(p$coords),
     call = call)
+  if (nrow(emb) > k) {
+    model$train_accuracy <- mean(pipeline_apply(model, NULL, "class", k, ctx) == model$y)
+  }
   # The learner's own diagnostics (eigenvalues, impostor counts, ...).
   details <- p$details[!vapply(p$details, is.null, NA)]
   model <- c(model, details[setdiff(names(details), names(model))])
@@ -194,17 +212,10 @@ warn_collapsed_map <- function(shrink, lambda, argname) {
         1 / shrink, hint)
 }
 
-# Leave-one-out kNN accuracy of the training embedding z: every fit reports
-# it, labelled as optimistic (the metric was learned on the same points).
-loo_accuracy <- function(z, y, k = 1L, ctx = kmaha_context()) {
-  if (nrow(z) <= k) return(NA_real_)
-  mean(knn_vote(z, y, z, k, self = TRUE, ctx = ctx)$class == y)
-}
-
 # x %*% t(L) through the core's product, which does not depend on the BLAS
 # R is linked against; keeps the row names of x and uses the row names of L
 # as column names, as %*% does.
-apply_map <- function(x, L, ctx = kmaha_context()) {
+apply_map <- function(x, L, ctx) {
   if (!is.double(x)) storage.mode(x) <- "double"
   if (!is.double(L)) storage.mode(L) <- "double"
   z <- core_apply_map(x, L, ctx)
@@ -213,12 +224,62 @@ apply_map <- function(x, L, ctx = kmaha_context()) {
 }
 
 # --------------------------------------------------------------------------
-# New data through a fitted model.
+# The one transform and score entry.
 
-# Raw input rows (complete, checked) -> learned coordinates.
-model_transform <- function(object, x, ctx = kmaha_context()) {
-  xs <- apply_scaling(x, object$prep)
-  z <- apply_map(feature_transform(object$feature_map, xs, ctx), object$L, ctx)
-  dimnames(z) <- list(rownames(x), colnames(object$embedding))
-  z
+# New rows through a fitted pipeline, in one call of the core
+# (kmaha/pipeline.hpp): input scaling, feature map, linear map, and for
+# type "class" or "prob" the k-nearest-neighbour vote among the reference
+# points.  `model` is a fitted model, or any list with its stages: `prep`,
+# `feature_map`, `L` (NULL: the feature map's coordinates), the reference
+# `embedding` (or `coords`, the reference points' feature coordinates, which
+# the core maps) and their labels `y` (a factor).  `x`: raw input rows, all
+# complete (for a precomputed kernel: the kernel rows of the new points
+# against the training points); NULL votes each reference point among the
+# others (leave-one-out: fitted()).  Kernels evaluated in R hand their
+# kernel rows to the core, computed here in blocks of rows.  Returns the
+# coordinates (a matrix), the classes (a factor with the levels of y) or the
+# vote fractions (a matrix with one column per level).
+pipeline_apply <- function(model, x, type, k, ctx) {
+  core <- pipeline_of(model)
+  lev <- levels(model$y)
+  finish <- function(out) {
+    if (type == "transform") return(out)
+    if (type == "prob") {
+      dimnames(out$prob) <- list(NULL, lev)
+      return(out$prob)
+    }
+    factor(lev[out$class], levels = lev)
+  }
+  if (is.null(x)) return(finish(core_pipeline_apply(core, NULL, NULL, "loo", k, ctx)))
+  fm <- model$feature_map
+  in_core <- fm$type == "identity" || (!is_precomputed(fm$kernel) && kernel_in_core(fm$kernel))
+  if (in_core) return(finish(core_pipeline_apply(core, x, NULL, type, k, ctx)))
+  # Kernel rows from R: the precomputed rows themselves, or an R kernel's
+  # rows against the training points, a block of new rows at a time.
+  if (is_precomputed(fm$kernel)) return(finish(core_pipeline_apply(core, NULL, x, type, k, ctx)))
+  xs <- apply_scaling(x, model$prep)
+  m <- nrow(xs)
+  b <- kernel_block_rows(nrow(fm$x))
+  if (m <= b) {
+    return(finish(core_pipeline_apply(core, NULL, kernel_gram(fm$kernel, xs, fm$x, ctx),
+                                      type, k, ctx)))
+  }
+  parts <- lapply(seq(1L, m, by = b), function(s) {
+    rows <- s:min(m, s + b - 1L)
+    core_pipeline_apply(core, NULL, kernel_gram(fm$kernel, xs[rows, , drop = FALSE], fm$x, ctx),
+                        type, k, ctx)
+  })
+  finish(if (type == "transform") do.call(rbind, parts) else
+    list(class = unlist(lapply(parts, `[[`, "class")),
+         prob = do.call(rbind, lapply(parts, `[[`, "prob"))))
+}
+
+# The stages as the core reads them (cpp_pipeline_apply()).
+pipeline_of <- function(model) {
+  fm <- model$feature_map
+  list(center = model$prep$center, scale = model$prep$scale,
+       feature_map = fm[intersect(names(fm), c("type", "kernel", "x", "landmarks", "n",
+                                               "projection", "col_means", "grand_mean"))],
+       L = model$L, embedding = model$embedding, coords = model$coords,
+       y = if (!is.null(model$y)) as.integer(model$y), nlevels = nlevels(model$y))
 }

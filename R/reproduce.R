@@ -409,6 +409,8 @@ repro_cell <- function(i, job, progress) {
       invokeRestart("muffleWarning")
     }),
     error = function(e) {
+      # a time limit stops the run, it does not fail the cell
+      if (is_stop_condition(e)) stop(e)
       lapply(cells$kernel, function(k) {
         list(accuracy = NA_real_, sigma = NA_real_, weights = NA_character_,
              components = NA_integer_, choice = NA_character_,
@@ -436,7 +438,13 @@ repro_cell <- function(i, job, progress) {
   rows
 }
 
-# The fits of one task: one result per kernel column in `kernels`.
+# The fits of one task: one result per kernel column in `kernels`, each a
+# kmaha() fit with the protocol's settings.  The "cv" and "auto" columns
+# read one scoring of the candidates (score_candidates(), with the
+# screen's shortlist the "cv" rule uses): kmaha() fits the candidate each
+# rule selects from it, both from the random state after the scoring, so
+# each equals the fit kmaha(kernel = "cv") or kmaha(kernel = "auto") would
+# make alone.
 repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
                       largs) {
   ytr <- droplevels(factor(ytr))
@@ -445,27 +453,25 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
   keep <- apply(xtr, 2L, function(v) max(v) > min(v))
   xtr <- xtr[, keep, drop = FALSE]
   xte <- xte[, keep, drop = FALSE]
+  fit_one <- function(kernel, rule = NULL) {
+    kmaha(xtr, ytr, learner = learner, kernel = kernel, k = 1, rule = rule,
+          learner_args = largs, kernels = base_kernels, cv_folds = folds,
+          neighbors = if (identical(kernel, "unweighted")) "input" else "feature",
+          num_threads = 1L)
+  }
   fits <- if (all(kernels %in% repro_shared)) {
-    # kmaha(kernel = "cv") and kmaha(kernel = "auto"), from one
-    # cross-validation (kmaha_fit_choices(), what kmaha() runs).
-    x <- check_x(xtr, "x")
-    y <- check_y(ytr, nrow(x), "y")
-    spec <- learner_spec(learner, largs)
-    if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
-    kmaha_fit_choices(x, y, lapply(kernels, function(t) list(type = t)), spec,
-                      kmaha_context(1L), k = 1L, learner_args = largs,
-                      neighbors = "feature", kernels = base_kernels,
-                      cv_folds = folds, scale = TRUE, rank = NULL, tol = 1e-8,
-                      seed = NULL, cv_strategy = "fast", landmarks = NULL,
-                      landmark_method = "random")
-  } else {
+    scores <- score_candidates(xtr, ytr, learner = learner,
+                               candidates = if ("auto" %in% kernels) "auto" else "kernels",
+                               kernels = base_kernels, folds = folds, k = 1,
+                               learner_args = largs, num_threads = 1L,
+                               shortlist = default_shortlist(if ("cv" %in% kernels) "kernels" else "auto"))
+    restore <- save_rng()
     lapply(kernels, function(kernel) {
-      kmaha(xtr, ytr, learner = learner,
-            kernel = if (kernel == "aligned") "align" else kernel, k = 1,
-            learner_args = largs, kernels = base_kernels, cv_folds = folds,
-            neighbors = if (kernel == "unweighted") "input" else "feature",
-            num_threads = 1L)
+      restore()
+      fit_one(scores, rule = kernel)
     })
+  } else {
+    lapply(kernels, function(kernel) fit_one(if (kernel == "aligned") "align" else kernel))
   }
   lapply(seq_along(kernels), function(j) {
     fit <- fits[[j]]

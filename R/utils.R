@@ -208,42 +208,6 @@ check_flag <- function(v, arg) {
   v
 }
 
-# Column centring/scaling learned on training data.  A column is constant
-# when its standard deviation is below 1e-12 of its largest absolute value,
-# so the test does not depend on the units: x * 1e-150 and x * 1e150 are
-# treated as x is.  For the test, and for the scale of columns so tiny or
-# huge that squaring them would underflow or overflow, the sd is computed on
-# the column divided by that value; otherwise directly (as scale() does).
-fit_scaling <- function(x, scale = TRUE, arg = "x") {
-  center <- colMeans(x)
-  if (isTRUE(scale)) {
-    dof <- max(nrow(x) - 1L, 1L)
-    top <- apply(abs(x), 2L, max)
-    unit <- ifelse(top > 0, top, 1)
-    xs <- sweep(x, 2L, unit, "/", check.margin = FALSE)
-    s_unit <- sqrt(colSums(sweep(xs, 2L, colMeans(xs), check.margin = FALSE)^2) / dof)
-    s <- sqrt(colSums(sweep(x, 2L, center, check.margin = FALSE)^2) / dof)
-    safe <- is.finite(s) & s > 1e-140 & s < 1e140
-    s[!safe] <- (s_unit * unit)[!safe]
-    const <- !(s_unit > 1e-12)
-    if (any(const)) {
-      nm <- colnames(x)
-      which_c <- if (is.null(nm)) as.character(which(const)) else nm[const]
-      stopf("`%s` has constant column(s) %s (standard deviation below 1e-12 of the largest absolute value); they carry no distance information. Remove them before fitting.",
-            arg, paste(sQuote(which_c, FALSE), collapse = ", "))
-    }
-  } else {
-    s <- rep(1, ncol(x))
-  }
-  list(center = center, scale = s)
-}
-
-apply_scaling <- function(x, prep) {
-  if (is.null(prep)) return(x)
-  x <- sweep(x, 2L, prep$center, check.margin = FALSE)
-  sweep(x, 2L, prep$scale, "/", check.margin = FALSE)
-}
-
 # New data at predict time: the training columns, matched by name when the
 # model was trained on named columns (so reordered columns work, and other
 # columns are ignored), by position otherwise.  Rows with missing values and zero rows are allowed: predict()
@@ -274,71 +238,6 @@ stop_unnamed_newdata <- function(train_names, arg = "newdata") {
   stopf("`%s` has no column names, but the model was trained on named columns (%s%s). Columns are matched by name: set them first, with colnames(%s) <- the training names in the order of your columns.",
         arg, paste(sQuote(shown, FALSE), collapse = ", "),
         if (length(train_names) > length(shown)) ", ..." else "", arg)
-}
-
-# Numerically degenerate kernels.  On up to 256 evenly spaced rows of x, the
-# feature-space squared distances d_ij = K_ii + K_jj - 2 K_ij between rows
-# that differ in input space show whether the kernel sees the data:
-#   "constant": every d_ij below 1e-8 of the largest |K_ij|: the points sit
-#     numerically on top of each other in feature space (inputs too close
-#     for the kernel, e.g. x * 1e-150 with an RBF kernel);
-#   "identity": every d_ij equal to 1e-8 relative (at least three pairs):
-#     the Gram matrix is numerically the identity up to a constant, every
-#     point equally far from every other (inputs too far apart, e.g.
-#     x * 1e150, or a far too small sigma).
-# Either way nearest neighbours in feature space are arbitrary.  Returns the
-# kind, or NULL.  `K` (optional) is the full training Gram matrix when the
-# caller has it.
-kernel_degeneracy <- function(kernel, x, K = NULL, ctx = kmaha_context()) {
-  n <- nrow(x)
-  if (n < 2L) return(NULL)
-  idx <- unique(round(seq(1, n, length.out = min(n, 256L))))
-  xs <- x[idx, , drop = FALSE]
-  Ks <- if (is.null(K)) kernel_gram(kernel, xs, NULL, ctx) else K[idx, idx, drop = FALSE]
-  top <- max(abs(Ks))
-  if (!is.finite(top) || top == 0) return(NULL)
-  dg <- diag(Ks)
-  d2 <- outer(dg, dg, "+") - 2 * Ks
-  # A precomputed kernel has no inputs: every pair counts.
-  pairs <- upper.tri(d2)
-  if (!is_precomputed(kernel)) pairs <- pairs & as.matrix(stats::dist(xs)) > 0
-  if (!any(pairs)) return(NULL)
-  d <- d2[pairs]
-  if (max(d) <= 1e-8 * top) return("constant")
-  if (sum(pairs) >= 3L && max(d) - min(d) <= 1e-8 * max(d)) return("identity")
-  NULL
-}
-
-# Warn (class "kmaha_degenerate_kernel") when `kernel` is numerically
-# degenerate on x; `what` names it in the message.  `standardized` says
-# whether x are inputs that kmaha standardized itself: the advice then is
-# the bandwidth, not the scaling.  Returns the kind (or NULL), invisibly.
-warn_degenerate_kernel <- function(kernel, x, K = NULL, what = "The kernel",
-                                   ctx = kmaha_context(), standardized = FALSE) {
-  kind <- kernel_degeneracy(kernel, x, K, ctx)
-  if (!is.null(kind)) warn_degenerate(kind, what, standardized)
-  invisible(kind)
-}
-
-# The warning for a kernel found degenerate (kernel_degeneracy()'s `kind`).
-warn_degenerate <- function(kind, what = "The kernel", standardized = FALSE) {
-  msg <- if (kind == "identity") {
-    sprintf("%s is numerically the identity on these data: every point is equally far from every other in feature space, so nearest neighbours are arbitrary. %s",
-            what, if (standardized) {
-              "The inputs are standardized, so its bandwidth is too small for them: use a larger sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
-            } else {
-              "The inputs are too far apart for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a larger sigma."
-            })
-  } else {
-    sprintf("%s is numerically constant on these data: all points coincide in feature space, so nearest neighbours are arbitrary. %s",
-            what, if (standardized) {
-              "The inputs are standardized, so its bandwidth is too large for them: use a smaller sigma (kmaha()'s kernel = \"auto\" and \"cv\" leave such kernels out)."
-            } else {
-              "The inputs are too close together for it: standardize them (e.g. scale = TRUE, or scale(x)), or use a smaller sigma."
-            })
-  }
-  warning(structure(class = c("kmaha_degenerate_kernel", "warning", "condition"),
-                    list(message = msg, call = NULL)))
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -158,17 +158,28 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_threads_seen
+int cpp_threads_seen(bool reset);
+RcppExport SEXP _kmaha_cpp_threads_seen(SEXP resetSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< bool >::type reset(resetSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_threads_seen(reset));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kpca_gram
-Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol, std::string method, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol, std::string method, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, rank, tol, method, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, x, rank, tol, method, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -184,36 +195,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_kpca_project
-arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection, const arma::vec& col_means, double grand_mean, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_project(SEXP KxSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type Kx(KxSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
-    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
-    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project(Kx, projection, col_means, grand_mean, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_kpca_project_kernel
-arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& x, const arma::mat& projection, const arma::vec& col_means, double grand_mean, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_project_kernel(SEXP kernelSEXP, SEXP newdataSEXP, SEXP xSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP grand_meanSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type newdata(newdataSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
-    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
-    Rcpp::traits::input_parameter< double >::type grand_mean(grand_meanSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_project_kernel(kernel, newdata, x, projection, col_means, grand_mean, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -233,21 +214,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nystrom_project
-Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel, const arma::mat& newdata, const arma::mat& landmarks, const arma::mat& projection, const arma::vec& col_means, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nystrom_project(SEXP kernelSEXP, SEXP newdataSEXP, SEXP landmarksSEXP, SEXP projectionSEXP, SEXP col_meansSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type newdata(newdataSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type landmarks(landmarksSEXP);
-    Rcpp::traits::input_parameter< const arma::mat& >::type projection(projectionSEXP);
-    Rcpp::traits::input_parameter< const arma::vec& >::type col_means(col_meansSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nystrom_project(kernel, newdata, landmarks, projection, col_means, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_kmeanspp_landmarks
 Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel, const arma::mat& x, int m, const arma::vec& u, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_kmeanspp_landmarks(SEXP kernelSEXP, SEXP xSEXP, SEXP mSEXP, SEXP uSEXP, SEXP ctxSEXP) {
@@ -259,6 +225,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const arma::vec& >::type u(uSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_kmeanspp_landmarks(kernel, x, m, u, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_gram_degeneracy
+std::string cpp_gram_degeneracy(const arma::mat& K, SEXP x, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_gram_degeneracy(SEXP KSEXP, SEXP xSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_gram_degeneracy(K, x, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -373,9 +351,9 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_pipeline_predict
-SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx, std::string type, int k, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_pipeline_predict(SEXP modelSEXP, SEXP xSEXP, SEXP KxSEXP, SEXP typeSEXP, SEXP kSEXP, SEXP ctxSEXP) {
+// cpp_pipeline_apply
+SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx, std::string type, int k, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_pipeline_apply(SEXP modelSEXP, SEXP xSEXP, SEXP KxSEXP, SEXP typeSEXP, SEXP kSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type model(modelSEXP);
@@ -384,7 +362,27 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_pipeline_predict(model, x, Kx, type, k, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_pipeline_apply(model, x, Kx, type, k, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_screen_kernels
+Rcpp::List cpp_screen_kernels(const arma::mat& x, const arma::ivec& y, int classes, const arma::ivec& fold, int folds, const Rcpp::List& kernels, int components, int k, double tol, bool grid, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_screen_kernels(SEXP xSEXP, SEXP ySEXP, SEXP classesSEXP, SEXP foldSEXP, SEXP foldsSEXP, SEXP kernelsSEXP, SEXP componentsSEXP, SEXP kSEXP, SEXP tolSEXP, SEXP gridSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type classes(classesSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type fold(foldSEXP);
+    Rcpp::traits::input_parameter< int >::type folds(foldsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type kernels(kernelsSEXP);
+    Rcpp::traits::input_parameter< int >::type components(componentsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type grid(gridSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_screen_kernels(x, y, classes, fold, folds, kernels, components, k, tol, grid, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -401,20 +399,20 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},
     {"_kmaha_cpp_isa_support", (DL_FUNC) &_kmaha_cpp_isa_support, 0},
     {"_kmaha_cpp_gemm_calls", (DL_FUNC) &_kmaha_cpp_gemm_calls, 2},
-    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 5},
+    {"_kmaha_cpp_threads_seen", (DL_FUNC) &_kmaha_cpp_threads_seen, 1},
+    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 6},
     {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 6},
-    {"_kmaha_cpp_kpca_project", (DL_FUNC) &_kmaha_cpp_kpca_project, 5},
-    {"_kmaha_cpp_kpca_project_kernel", (DL_FUNC) &_kmaha_cpp_kpca_project_kernel, 7},
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
-    {"_kmaha_cpp_nystrom_project", (DL_FUNC) &_kmaha_cpp_nystrom_project, 6},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
+    {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 16},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
     {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
-    {"_kmaha_cpp_pipeline_predict", (DL_FUNC) &_kmaha_cpp_pipeline_predict, 6},
+    {"_kmaha_cpp_pipeline_apply", (DL_FUNC) &_kmaha_cpp_pipeline_apply, 6},
+    {"_kmaha_cpp_screen_kernels", (DL_FUNC) &_kmaha_cpp_screen_kernels, 11},
     {NULL, NULL, 0}
 };
 

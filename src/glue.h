@@ -5,6 +5,7 @@
 #define KMAHA_GLUE_H
 
 #include <RcppArmadillo.h>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <memory>
@@ -166,6 +167,14 @@ inline kmaha::context context_from_r(SEXP ctx, kmaha::interrupt_fn interrupt) {
   return kmaha::context(static_cast<int>(t), kernels, std::move(interrupt));
 }
 
+// The largest thread count of any context a call of the compiled code has
+// run in (since the last reset): a diagnostic for the tests, which check
+// that a user's num_threads = 1 reaches every call below it.
+inline std::atomic<int>& threads_seen() {
+  static std::atomic<int> seen{0};
+  return seen;
+}
+
 // Runs the body of an exported function, body(const kmaha::context&), in the
 // context made from R's list `ctx` (its interrupt callback: user_interrupt()),
 // with the calling thread's OpenMP thread count (which Eigen's and
@@ -177,6 +186,9 @@ inline auto run(SEXP ctx, F&& body)
   const std::shared_ptr<pending_jump> jump = std::make_shared<pending_jump>();
   return guarded(*jump, [&] {
     const kmaha::context c = context_from_r(ctx, user_interrupt(jump));
+    int prev = threads_seen().load();
+    while (c.threads > prev && !threads_seen().compare_exchange_weak(prev, c.threads)) {
+    }
     const kmaha::thread_scope scope(c.threads);
     return body(c);
   });

@@ -63,3 +63,12 @@ Rcpp::NumericVector cpp_gemm_calls(bool reset, SEXP ctx) {
         Rcpp::Named("avx2") = static_cast<double>(kmaha::gemm_calls(kmaha::isa::avx2).load()));
   });
 }
+
+// The largest thread count any call of the compiled code has run with since
+// the last reset (reset = TRUE sets it to 0 first and returns 0): a
+// diagnostic for the tests of the thread setting.
+// [[Rcpp::export(rng = false)]]
+int cpp_threads_seen(bool reset) {
+  if (reset) kmaha_glue::threads_seen().store(0);
+  return kmaha_glue::threads_seen().load();
+}

@@ -1,4 +1,5 @@
 #include "glue.h"
+#include <kmaha/degeneracy.hpp>
 #include <kmaha/kpca.hpp>
 #include <kmaha/nystrom.hpp>
 
@@ -8,8 +9,9 @@ Rcpp::NumericVector as_r_vector(const arma::vec& v) {
   return Rcpp::NumericVector(v.begin(), v.end());
 }
 
-Rcpp::List kpca_to_list(const kmaha::kpca_result& r) {
+Rcpp::List kpca_to_list(const kmaha::kpca_result& r, kmaha::degeneracy deg) {
   return Rcpp::List::create(
+      Rcpp::Named("degenerate") = std::string(kmaha::degeneracy_name(deg)),
       Rcpp::Named("coords") = r.coords,
       Rcpp::Named("projection") = r.projection,
       Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
@@ -40,14 +42,33 @@ Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
   return out;
 }
 
+// The degeneracy verdict (kmaha/degeneracy.hpp) of a kernel on the rows of
+// x, from the Gram matrix of the rows the verdict reads.
+kmaha::degeneracy verdict_on_rows(const kmaha_glue::flat_kernel& k,
+                                  const arma::mat& x, const kmaha::context& c) {
+  const arma::uvec idx = kmaha::degeneracy_rows(x.n_rows);
+  const arma::mat xs = x.rows(idx);
+  const arma::mat K = kmaha::gram_sum(k.specs, k.weights, xs, nullptr, c);
+  return kmaha::gram_degeneracy(K, xs);
+}
+
 }  // namespace
 
-// KPCA from a precomputed Gram matrix (rank 0 = no cap).
+// KPCA from a Gram matrix computed elsewhere (rank 0 = no cap): a kernel
+// evaluated in R on the rows of x, or (x NULL) a precomputed Gram matrix.
+// The result carries the kernel's degeneracy verdict ("" when none).
 // [[Rcpp::export(rng = false)]]
-Rcpp::List cpp_kpca_gram(const arma::mat& K, int rank, double tol,
+Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol,
                          std::string method, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
-    return kpca_to_list(fit(K, rank, tol, method, c));
+    kmaha::degeneracy deg;
+    if (Rf_isNull(x)) {
+      deg = kmaha::gram_degeneracy(K);
+    } else {
+      const arma::mat X = Rcpp::as<arma::mat>(x);
+      deg = kmaha::gram_degeneracy(K, X);
+    }
+    return kpca_to_list(fit(K, rank, tol, method, c), deg);
   });
 }
 
@@ -59,32 +80,7 @@ Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
     const arma::mat K = kmaha::gram_sum(k.specs, k.weights, x, nullptr, c);
-    return kpca_to_list(fit(K, rank, tol, method, c));
-  });
-}
-
-// Projection of new points given their kernel rows Kx (m x n).
-// [[Rcpp::export(rng = false)]]
-arma::mat cpp_kpca_project(const arma::mat& Kx, const arma::mat& projection,
-                           const arma::vec& col_means, double grand_mean,
-                           SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
-    return kmaha::kpca_project(Kx, projection, col_means, grand_mean);
-  });
-}
-
-// Projection of the rows of newdata: kernel rows against the training rows x
-// are built and projected in C++, in blocks of new rows.
-// [[Rcpp::export(rng = false)]]
-arma::mat cpp_kpca_project_kernel(const Rcpp::List& kernel,
-                                  const arma::mat& newdata, const arma::mat& x,
-                                  const arma::mat& projection,
-                                  const arma::vec& col_means,
-                                  double grand_mean, SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
-    const kmaha_glue::flat_kernel k(kernel);
-    return kmaha::kpca_project_kernel(k.specs, k.weights, newdata, x, projection,
-                                      col_means, grand_mean, c);
+    return kpca_to_list(fit(K, rank, tol, method, c), kmaha::gram_degeneracy(K, x));
   });
 }
 
@@ -102,6 +98,7 @@ Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
     Rcpp::NumericMatrix coords =
         nystrom_coords(k, x, landmarks, r.projection, r.col_means, c);
     return Rcpp::List::create(
+        Rcpp::Named("degenerate") = std::string(kmaha::degeneracy_name(verdict_on_rows(k, x, c))),
         Rcpp::Named("coords") = coords,
         Rcpp::Named("projection") = r.projection,
         Rcpp::Named("eigenvalues") = as_r_vector(r.eigenvalues),
@@ -112,19 +109,6 @@ Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
         Rcpp::Named("method") = r.method,
         Rcpp::Named("fallback") = r.fallback,
         Rcpp::Named("matvecs") = static_cast<double>(r.matvecs));
-  });
-}
-
-// Nystrom coordinates of the rows of newdata.
-// [[Rcpp::export(rng = false)]]
-Rcpp::NumericMatrix cpp_nystrom_project(const Rcpp::List& kernel,
-                                        const arma::mat& newdata,
-                                        const arma::mat& landmarks,
-                                        const arma::mat& projection,
-                                        const arma::vec& col_means, SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
-    const kmaha_glue::flat_kernel k(kernel);
-    return nystrom_coords(k, newdata, landmarks, projection, col_means, c);
   });
 }
 
@@ -141,5 +125,16 @@ Rcpp::IntegerVector cpp_kmeanspp_landmarks(const Rcpp::List& kernel,
     Rcpp::IntegerVector out(idx.n_elem);
     for (arma::uword i = 0; i < idx.n_elem; ++i) out[i] = static_cast<int>(idx[i]) + 1;
     return out;
+  });
+}
+
+// The degeneracy verdict of a Gram matrix K of the rows of x (x NULL: a
+// precomputed Gram matrix, every pair counts): "", "constant" or "identity".
+// [[Rcpp::export(rng = false)]]
+std::string cpp_gram_degeneracy(const arma::mat& K, SEXP x, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
+    if (Rf_isNull(x)) return std::string(kmaha::degeneracy_name(kmaha::gram_degeneracy(K)));
+    const arma::mat X = Rcpp::as<arma::mat>(x);
+    return std::string(kmaha::degeneracy_name(kmaha::gram_degeneracy(K, X)));
   });
 }

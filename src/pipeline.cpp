@@ -41,20 +41,29 @@ std::unique_ptr<const arma::vec> r_vector(SEXP s, const char* what) {
 
 }  // namespace
 
-// Predictions of a fitted model for new raw inputs x (n_new x D, complete
-// rows), in one call: type "transform" gives the n_new x d learned
-// coordinates, "class" and "prob" list(class = 1-based codes, prob = n_new x
-// p vote fractions) of the k nearest reference points.  Kx: NULL, or kernel
-// rows (n_new x points of the feature map) used instead of evaluating the
-// kernel.  `model`: list(center, scale (NULL: no scaling), feature_map =
-// list(type = "identity" | "kpca" | "nystrom" | "kernel_rows", kernel, x |
-// landmarks, projection, col_means, grand_mean), L, embedding, y, nlevels).
+// The one path from inputs to learned coordinates and votes
+// (kmaha/pipeline.hpp): predict(), fitted(), the scoring of cross-validation
+// folds and the projection of kpca() fits.
+//   type "transform": the n_new x d learned coordinates of the rows of x
+//     (without a map `L`, the feature map's coordinates);
+//   "class", "prob": list(class = 1-based codes, prob = n_new x p vote
+//     fractions) of the k nearest reference points;
+//   "loo": the same for the reference points themselves, each left out of
+//     its own neighbours (x and Kx NULL).
+// x: n_new x D raw inputs (complete rows), or NULL with Kx; Kx: NULL, or
+// kernel rows (n_new x points of the feature map) used instead of evaluating
+// the kernel (kernels evaluated in R, precomputed Gram matrices).
+// `model`: list(center, scale (NULL: no scaling), feature_map = list(type =
+// "identity" | "kpca" | "nystrom" | "kernel_rows", kernel, x | landmarks
+// (NULL with Kx), n (points without x), projection, col_means, grand_mean),
+// L (NULL: no map), embedding (or coords: the reference points' feature
+// coordinates, mapped here), y, nlevels).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx,
-                          std::string type, int k, SEXP ctx) {
+SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
+                        std::string type, int k, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) -> SEXP {
-    if (type != "transform" && type != "class" && type != "prob")
-      throw kmaha::error("pipeline: type must be \"transform\", \"class\" or \"prob\"");
+    if (type != "transform" && type != "class" && type != "prob" && type != "loo")
+      throw kmaha::error("pipeline: type must be \"transform\", \"class\", \"prob\" or \"loo\"");
     kmaha::pipeline_model m;
     const SEXP center_s = element(model, "center"), scale_s = element(model, "scale");
     std::unique_ptr<const arma::vec> center, scale;
@@ -63,6 +72,20 @@ SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx,
       scale = r_vector(scale_s, "scale");
       m.center = center.get();
       m.scale = scale.get();
+    }
+    auto votes = [](const kmaha::knn_result& r) {
+      return Rcpp::List::create(
+          Rcpp::Named("class") = Rcpp::IntegerVector(r.cls.begin(), r.cls.end()) + 1,
+          Rcpp::Named("prob") = r.prob);
+    };
+    if (k < 1 && type != "transform") throw kmaha::error("pipeline: k must be a positive whole number");
+    if (type == "loo") {
+      // the reference points among themselves: no feature map to evaluate
+      const std::unique_ptr<const arma::mat> emb = r_matrix(element(model, "embedding"), "embedding");
+      m.embedding = emb.get();
+      m.y = kmaha_glue::labels_from_r(Rcpp::as<arma::ivec>(element(model, "y")));
+      m.classes = static_cast<arma::uword>(Rcpp::as<int>(element(model, "nlevels")));
+      return votes(kmaha::pipeline_loo(m, static_cast<arma::uword>(k), c));
     }
     const SEXP fm_s = element(model, "feature_map");
     if (TYPEOF(fm_s) != VECSXP) throw kmaha::error("pipeline: `feature_map` must be a list");
@@ -73,12 +96,25 @@ SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx,
     if (fm_type == "identity") {
       m.map = kmaha::feature_map::identity;
     } else if (fm_type == "kpca" || fm_type == "nystrom" || fm_type == "kernel_rows") {
-      const kmaha_glue::flat_kernel kern(Rcpp::as<Rcpp::List>(element(fm, "kernel")));
-      m.kernel = kern.specs;
-      m.weights = kern.weights;
       const bool nys = fm_type == "nystrom";
-      points = r_matrix(element(fm, nys ? "landmarks" : "x"), nys ? "landmarks" : "x");
-      m.points = points.get();
+      const SEXP pts = element(fm, nys ? "landmarks" : "x");
+      if (Rf_isNull(Kx)) {
+        if (Rf_isNull(pts)) throw kmaha::error("pipeline: this feature map needs the kernel rows of the new points");
+        const kmaha_glue::flat_kernel kern(Rcpp::as<Rcpp::List>(element(fm, "kernel")));
+        m.kernel = kern.specs;
+        m.weights = kern.weights;
+        points = r_matrix(pts, nys ? "landmarks" : "x");
+        m.points = points.get();
+      } else {
+        // kernel rows from the caller: the points only say how many there are
+        if (!Rf_isNull(pts)) {
+          m.n_points = static_cast<arma::uword>(Rf_nrows(pts));
+        } else if (!Rf_isNull(element(fm, "n"))) {
+          m.n_points = static_cast<arma::uword>(Rcpp::as<double>(element(fm, "n")));
+        } else {
+          m.n_points = static_cast<arma::uword>(Rf_length(element(fm, "col_means")));
+        }
+      }
       if (fm_type == "kernel_rows") {
         m.map = kmaha::feature_map::kernel_rows;
       } else {
@@ -92,22 +128,34 @@ SEXP cpp_pipeline_predict(const Rcpp::List& model, SEXP x, SEXP Kx,
     } else {
       throw kmaha::error("pipeline: unknown feature map '" + fm_type + "'");
     }
-    const std::unique_ptr<const arma::mat> L = r_matrix(element(model, "L"), "L");
-    const std::unique_ptr<const arma::mat> embedding =
-        r_matrix(element(model, "embedding"), "embedding");
-    m.L = L.get();
-    m.embedding = embedding.get();
-    m.y = kmaha_glue::labels_from_r(Rcpp::as<arma::ivec>(element(model, "y")));
-    m.classes = static_cast<arma::uword>(Rcpp::as<int>(element(model, "nlevels")));
-    const std::unique_ptr<const arma::mat> X = r_matrix(x, "x");
-    std::unique_ptr<const arma::mat> K;
+    std::unique_ptr<const arma::mat> L, embedding, coords;
+    arma::mat mapped;
+    if (!Rf_isNull(element(model, "L"))) {
+      L = r_matrix(element(model, "L"), "L");
+      m.L = L.get();
+    }
+    if (!Rf_isNull(element(model, "embedding"))) {
+      embedding = r_matrix(element(model, "embedding"), "embedding");
+      m.embedding = embedding.get();
+    } else if (!Rf_isNull(element(model, "coords"))) {
+      coords = r_matrix(element(model, "coords"), "coords");
+      mapped = m.L ? kmaha::apply_map(*coords, *m.L, c.kernels) : *coords;
+      m.embedding = &mapped;
+    }
+    if (!Rf_isNull(element(model, "y"))) {
+      m.y = kmaha_glue::labels_from_r(Rcpp::as<arma::ivec>(element(model, "y")));
+      m.classes = static_cast<arma::uword>(Rcpp::as<int>(element(model, "nlevels")));
+    }
+    std::unique_ptr<const arma::mat> X, K;
     if (!Rf_isNull(Kx)) K = r_matrix(Kx, "Kx");
+    if (!Rf_isNull(x)) {
+      X = r_matrix(x, "x");
+    } else if (K) {
+      X.reset(new arma::mat(K->n_rows, 0));
+    } else {
+      throw kmaha::error("pipeline: the new points or their kernel rows are needed");
+    }
     if (type == "transform") return Rcpp::wrap(kmaha::pipeline_transform(m, *X, K.get(), c));
-    if (k < 1) throw kmaha::error("pipeline: k must be a positive whole number");
-    const kmaha::knn_result r =
-        kmaha::pipeline_classify(m, *X, K.get(), static_cast<arma::uword>(k), c);
-    return Rcpp::List::create(
-        Rcpp::Named("class") = Rcpp::IntegerVector(r.cls.begin(), r.cls.end()) + 1,
-        Rcpp::Named("prob") = r.prob);
+    return votes(kmaha::pipeline_classify(m, *X, K.get(), static_cast<arma::uword>(k), c));
   });
 }

@@ -171,16 +171,14 @@ test_that("kernel rows and projections in blocks equal the one-block results", {
   expect_equal(kmaha:::kernel_rows_blocks(d$x, NULL, f, block = 7L), f(d$x, d$x))
   k <- custom_kernel(f, matrix = TRUE)
   kp <- kpca(d$x, k)
-  ctx <- kmaha:::kmaha_context()
-  z1 <- kmaha:::kpca_project_rows(k, d$xt, kp$x, kp$projection, kp$col_means,
-                                  kp$grand_mean, ctx)
-  z7 <- kmaha:::kpca_project_rows(k, d$xt, kp$x, kp$projection, kp$col_means,
-                                  kp$grand_mean, ctx, block = 7L)
-  expect_identical(z7, z1)
-  expect_equal(unname(z1), unname(predict(kp, d$xt)))
-  expect_identical(dim(kmaha:::kpca_project_rows(k, d$xt[0, ], kp$x, kp$projection,
-                                                 kp$col_means, kp$grand_mean, ctx)),
-                   c(0L, ncol(kp$coords)))
+  # new rows of an R kernel reach the core as kernel rows, a block at a time:
+  # the projection equals that of the precomputed Gram matrix, for one row,
+  # many (several blocks) and none
+  kg <- kpca(f(d$x, d$x), "precomputed")
+  expect_equal(unname(predict(kp, d$xt)), unname(predict(kg, f(d$xt, d$x))), tolerance = 1e-10)
+  many <- d$xt[rep(seq_len(nrow(d$xt)), length.out = 3 * kmaha:::kernel_block_rows(nrow(d$x)) + 5), ]
+  expect_equal(unname(predict(kp, many)), unname(predict(kg, f(many, d$x))), tolerance = 1e-10)
+  expect_identical(dim(predict(kp, d$xt[0, ])), c(0L, ncol(kp$coords)))
 })
 
 test_that("kernel-trick learners with an R kernel equal the precomputed fit of its Gram matrix", {

@@ -76,12 +76,18 @@ inline int thread_index() {
 }
 
 // One scratch object per thread of a parallel_for() on num_threads threads.
+// With one thread the loop runs on the calling thread, which may itself be
+// thread t > 0 of an enclosing parallel region (a task of an outer
+// parallel_for running a single-threaded inner loop, as the kernel screen
+// does): the one object is then the calling thread's, whatever its index.
 template <class T>
 class per_thread {
  public:
   explicit per_thread(int num_threads)
       : v_(static_cast<std::size_t>(usable_threads(num_threads))) {}
-  T& local() { return v_[static_cast<std::size_t>(thread_index())]; }
+  T& local() {
+    return v_.size() == 1 ? v_[0] : v_[static_cast<std::size_t>(thread_index())];
+  }
 
  private:
   std::vector<T> v_;

@@ -15,15 +15,20 @@
 //      kernel_rows  the kernel rows k(xs, x_i) against the n training points
 //                   themselves, uncentred (the kernel trick of KNCA, KDNE,
 //                   KLMNN: the map is the coefficient matrix U);
-//    kernel rows computed by the caller (Kx, n_new x n or m) may replace
-//    the evaluation of the kernel;
+//    kernel rows computed by the caller (Kx, n_new x n or m) replace the
+//    evaluation of the kernel: kernels evaluated in R and precomputed Gram
+//    matrices (which have no training inputs: `points` is null and
+//    `n_points` says how many training points the rows cover) come this
+//    way;
 //  * linear map: z = coords L' (L: d x r), through the core's product
-//    kernels (gemm.hpp);
+//    kernels (gemm.hpp); without L, the feature map's coordinates
+//    themselves (a kpca() fit's projection);
 //  * kNN vote (knn.hpp) of z against the reference embedding (n_ref x d)
 //    with labels y, with knn.hpp's tie rule.
-// The result agrees, up to rounding, with the separate steps the R layer
-// runs (the same kernel rows, KPCA statistics, map and kNN search), which
-// pipeline_transform() fuses (see there).
+// This is the one path from inputs to learned coordinates and votes:
+// predict(), fitted() (leave-one-out votes of the embedding, see
+// pipeline_loo()), the held-out scoring of cross-validation folds and the
+// projection of kpca() fits all run it.
 #ifndef KMAHA_PIPELINE_HPP
 #define KMAHA_PIPELINE_HPP
 
@@ -52,11 +57,13 @@ struct pipeline_model {
   std::vector<kernel_spec> kernel;    // kpca, nystrom, kernel_rows: the kernel
   arma::vec weights;                  //   (a weighted sum of base kernels)
   const arma::mat* points = nullptr;  // kpca, kernel_rows: scaled training
-                                      // inputs (n x D); nystrom: landmarks
+                                      // inputs (n x D); nystrom: landmarks;
+                                      // null: kernel rows come from the caller
+  arma::uword n_points = 0;           // rows of the feature map without points
   const arma::mat* projection = nullptr;  // kpca: n x r, nystrom: m x r
   const arma::vec* col_means = nullptr;   // kpca: n, nystrom: m
   double grand_mean = 0.0;                // kpca
-  const arma::mat* L = nullptr;           // d x r
+  const arma::mat* L = nullptr;           // d x r, or null: no map
   const arma::mat* embedding = nullptr;   // n_ref x d
   arma::uvec y;                           // n_ref labels in 0..classes-1
   arma::uword classes = 0;
@@ -70,27 +77,37 @@ inline void check_pipeline(const pipeline_model& m, arma::uword D) {
     throw error("pipeline: center and scale go together");
   if (m.center && (m.center->n_elem != D || m.scale->n_elem != D))
     throw error("pipeline: center and scale must have one entry per input column");
-  if (m.L == nullptr || m.embedding == nullptr)
-    throw error("pipeline: the model needs a map and a reference embedding");
   arma::uword r = D;
   if (m.map != feature_map::identity) {
-    if (m.kernel.empty() || m.kernel.size() != m.weights.n_elem)
-      throw error("pipeline: the feature map needs a kernel");
-    if (m.points == nullptr || m.points->n_cols != D)
-      throw error("pipeline: the feature map's points must have one column per input column");
-    r = m.points->n_rows;
+    if (m.points == nullptr) {
+      if (m.n_points == 0)
+        throw error("pipeline: the feature map needs its points or their number");
+      r = m.n_points;
+    } else {
+      if (m.kernel.empty() || m.kernel.size() != m.weights.n_elem)
+        throw error("pipeline: the feature map needs a kernel");
+      if (m.points->n_cols != D)
+        throw error("pipeline: the feature map's points must have one column per input column");
+      r = m.points->n_rows;
+    }
   }
   if (m.map == feature_map::kpca || m.map == feature_map::nystrom) {
     if (m.projection == nullptr || m.col_means == nullptr ||
-        m.projection->n_rows != m.points->n_rows ||
-        m.col_means->n_elem != m.points->n_rows)
+        m.projection->n_rows != r || m.col_means->n_elem != r)
       throw error("pipeline: the projection and column means must have one row per point of the feature map");
     r = m.projection->n_cols;
   }
-  if (m.L->n_cols != r)
+  if (m.L != nullptr && m.L->n_cols != r)
     throw error("pipeline: the map must have one column per coordinate of the feature map");
-  if (m.embedding->n_cols != m.L->n_rows)
-    throw error("pipeline: the reference embedding must have one column per row of the map");
+}
+
+// The parts a vote needs: a reference embedding with one column per
+// learned coordinate, one label per reference point.
+inline void check_reference(const pipeline_model& m, arma::uword d) {
+  if (m.embedding == nullptr)
+    throw error("pipeline: the model needs a reference embedding to vote");
+  if (m.embedding->n_cols != d)
+    throw error("pipeline: the reference embedding must have one column per learned coordinate");
   if (m.y.n_elem != m.embedding->n_rows)
     throw error("pipeline: one label per reference point is needed");
   if (m.classes == 0 || (m.y.n_elem && m.y.max() >= m.classes))
@@ -149,7 +166,9 @@ inline void project_block(const arma::mat& F, const arma::mat& W,
 
 // The learned coordinates z (n_new x d) of the raw inputs x (n_new x D);
 // Kx (n_new x n or m): kernel rows computed by the caller, used instead of
-// evaluating the kernel (null: evaluate it).
+// evaluating the kernel (null: evaluate it; required when the feature map
+// has no points, and then x is only read for its number of rows and
+// columns).  Without a map (L null) z holds the feature map's coordinates.
 //
 // The linear map is folded into the feature map's projection once per call,
 // W = projection L' (points x d), so each new point costs one product with
@@ -161,24 +180,36 @@ inline void project_block(const arma::mat& F, const arma::mat& W,
 inline arma::mat pipeline_transform(const pipeline_model& m, const arma::mat& x,
                                     const arma::mat* Kx, const context& ctx) {
   detail::check_pipeline(m, x.n_cols);
+  const arma::uword np = m.map == feature_map::identity ? 0
+                         : (m.points ? m.points->n_rows : m.n_points);
   if (Kx != nullptr) {
     if (m.map == feature_map::identity)
       throw error("pipeline: kernel rows are given, but the model has no kernel feature map");
-    if (Kx->n_rows != x.n_rows || Kx->n_cols != m.points->n_rows)
+    if (Kx->n_rows != x.n_rows || Kx->n_cols != np)
       throw error("pipeline: the kernel rows must be n_new x (points of the feature map)");
+  } else if (m.map != feature_map::identity && m.points == nullptr) {
+    throw error("pipeline: this feature map needs the kernel rows of the new points");
   }
-  if (m.map == feature_map::identity)
+  if (m.map == feature_map::identity) {
+    if (m.L == nullptr) return pipeline_scale(m, x);
     return apply_map(pipeline_scale(m, x), *m.L, ctx.kernels);
-  const arma::uword n_new = x.n_rows, np = m.points->n_rows, d = m.L->n_rows;
+  }
+  const arma::uword n_new = x.n_rows;
+  // Without a map: the identity on the feature map's coordinates.
+  arma::mat I;
+  const arma::uword r = m.map == feature_map::kernel_rows ? np : m.projection->n_cols;
+  if (m.L == nullptr) I.eye(r, r);
+  const arma::mat& L = m.L ? *m.L : I;
+  const arma::uword d = L.n_rows;
   // W (np x d) and the centring terms of the feature map: z = F W - 1 shift'
   // - rowmeans(F) sum_w' (kpca), z = F W - 1 shift' (nystrom), z = F L'
   // (kernel rows).
   arma::mat W;
   arma::rowvec shift(d, arma::fill::zeros), sum_w;
   if (m.map == feature_map::kernel_rows) {
-    W = m.L->t();
+    W = L.t();
   } else {
-    W = apply_map(*m.projection, *m.L, ctx.kernels);
+    W = m.L ? apply_map(*m.projection, L, ctx.kernels) : *m.projection;
     shift = m.col_means->t() * W;
     if (m.map == feature_map::kpca) {
       sum_w = arma::sum(W, 0);
@@ -188,7 +219,7 @@ inline arma::mat pipeline_transform(const pipeline_model& m, const arma::mat& x,
   arma::mat z(n_new, d);
   const double target = 1048576.0 / static_cast<double>(std::max<arma::uword>(np, 1));
   const row_blocks blocks(n_new, static_cast<arma::uword>(std::max(8.0, std::min(256.0, target))));
-  const arma::vec pp = arma::sum(arma::square(*m.points), 1);
+  const arma::vec pp = m.points ? arma::vec(arma::sum(arma::square(*m.points), 1)) : arma::vec();
   per_thread<gemm_buffers> bufs(ctx.threads);
   parallel_for(blocks.count(), ctx, [&](std::size_t bi, std::size_t) {
     const arma::uword s = blocks.start(bi), e = blocks.end(bi);
@@ -212,9 +243,21 @@ inline knn_result pipeline_classify(const pipeline_model& m, const arma::mat& x,
                                     const arma::mat* Kx, arma::uword k,
                                     const context& ctx) {
   const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  detail::check_reference(m, z.n_cols);
   if (k < 1 || k > m.embedding->n_rows)
     throw error("pipeline: k must lie between 1 and the number of reference points");
   return knn_classify(*m.embedding, m.y, m.classes, z, k, false, ctx);
+}
+
+// Leave-one-out votes of the reference points themselves (each left out of
+// its own neighbours): the fitted classes of the training points.
+inline knn_result pipeline_loo(const pipeline_model& m, arma::uword k,
+                               const context& ctx) {
+  if (m.embedding == nullptr) throw error("pipeline: the model has no reference embedding");
+  detail::check_reference(m, m.embedding->n_cols);
+  if (k < 1 || k + 1 > m.embedding->n_rows)
+    throw error("pipeline: leave-one-out needs k below the number of reference points");
+  return knn_classify(*m.embedding, m.y, m.classes, *m.embedding, k, true, ctx);
 }
 
 }  // namespace kmaha

@@ -1,0 +1,576 @@
+# Scoring: kernel choice's first step.  Candidates (R/candidates.R) are
+# scored on stratified cross-validation folds into a scored-candidates
+# object (class "kmaha_scores"); a selection rule (R/select.R) then reads it.
+#
+# A fold is *fit, then score*: the candidate's pipeline is fitted on the
+# fold's training part (fit_pipeline()) and the held-out rows go through it
+# by the one transform-and-vote entry of the core (pipeline_apply()), which
+# gives their k-NN correctness.  With the "fast" strategy a learner-free
+# screen of the base kernels (kmaha/screen.hpp: k-NN on the leading KPCA
+# components of each fold, all kernels from one product of the inputs)
+# first picks the few base kernels worth a learner; every other candidate
+# (Euclidean k-NN, the linear learner, the unweighted sum) is always scored
+# with the learner.  The fits run through future.apply (R/parallel.R).
+
+#' Score candidate pipelines by cross-validation
+#'
+#' The first step of kernel choice: every candidate pipeline is scored by
+#' stratified `folds`-fold cross-validation of the whole pipeline (input
+#' scaling, the candidate's feature map, the learner, k-nearest-neighbour
+#' votes of the held-out rows). The result, a *scored-candidates* object,
+#' is what a selection rule reads: [kmaha()] accepts it as its `kernel`
+#' (with `rule`), so the same scores can be read under another rule without
+#' scoring again. `kmaha(x, y)` scores and selects in one call; its
+#' `kernel_choice$cv` is the scored object with the selection.
+#'
+#' **Candidates.** `candidates = "auto"` (what `kmaha(kernel = "auto")`
+#' scores): every base kernel of `kernels` with the KPCA trick, Euclidean
+#' k-NN on the scaled inputs (no learned metric), the linear learner (no
+#' kernel) and the unweighted sum of `kernels`. `candidates = "kernels"`
+#' (what `kernel = "cv"` scores): the base kernels only.
+#'
+#' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
+#' fold. `strategy = "fast"` (the default) first *screens* the base kernels
+#' without a learner: on each fold, the kernel PCA of the fold's training
+#' rows keeps its 8 leading components, the held-out rows are projected
+#' onto them, and each is classified by k-NN among the training rows there.
+#' Only the `shortlist` base kernels with the most held-out rows right in
+#' that screen (ties: the first in `kernels`) are then scored with the
+#' learner, with every other candidate. The screen costs about as much as
+#' one learner fit (all kernels and folds in one call of the compiled code,
+#' from one matrix of inner products), and on the development data it picked
+#' bandwidths whose chosen pipelines were as accurate as the exhaustive
+#' scoring's (`bench/screen-study.R`). Screened-out kernels keep their
+#' screen score in `curve$screen` and have no learner score (`mean` is
+#' `NA`, `dropped` is `TRUE`). Kernels evaluated in R (see
+#' [kernel-sources]) are screened in R, more slowly.
+#'
+#' **Randomness.** Folds are drawn from R's random number generator (use
+#' `seed`, or [set.seed()]); every candidate-by-fold fit has its own random
+#' stream (L'Ecuyer-CMRG, drawn for every candidate and fold before any
+#' fit), so a candidate's scores depend neither on the future plan nor on
+#' which other candidates were scored: the scores of `candidates = "auto"`
+#' and `"kernels"` agree on the kernels both scored with the learner.
+#'
+#' **Parallel work.** The candidate-by-fold fits run through
+#' [future.apply] on the user's [future::plan()], one thread each; progress
+#' is signalled through \pkg{progressr}. A fit that fails on a fold scores
+#' `NA` there (`errors`); warnings of the fold fits are collected
+#' (`warnings`) and summarised in one warning.
+#'
+#' **Large n.** Above 2000 training rows (and without `landmarks` or
+#' `rank`) the candidates of `"auto"` and `"kernels"` are scored on a
+#' stratified subsample of 1000 rows with KPCA of rank at most 100; a
+#' kernel chosen from such scores is fitted by [kmaha()] on all rows with
+#' Nystrom KPCA (1000 landmarks, rank 100) (`large` records this).
+#'
+#' @inheritParams kmaha
+#' @param candidates `"auto"` or `"kernels"`: which candidates to score (see
+#'   Candidates).
+#' @param folds Number of folds (a whole number >= 2), or a vector of fold
+#'   labels, one per row of `x`.
+#' @param strategy `"fast"` (screen, then the learner on the shortlist) or
+#'   `"exhaustive"` (the learner on every candidate and fold).
+#' @param shortlist With `strategy = "fast"`: how many base kernels the
+#'   screen passes to the learner; `NULL` for the default of the candidate
+#'   set (1 for `"auto"`, 3 for `"kernels"`).
+#' @return An object of class `kmaha_scores`: a list with `curve` (a data
+#'   frame, one row per candidate: `candidate`, `kind`, `label`, `sigma`,
+#'   `mean` and `sd` of the fold accuracies, `n_ok` (folds scored),
+#'   `dropped` (not scored by the learner), `degenerate` (numerically
+#'   degenerate kernel on some fold), `screen` (the screen's held-out
+#'   accuracy, base kernels only)), `accuracy` (candidate x fold), `correct`
+#'   (training row x candidate: held-out correctness, `NA` where not scored),
+#'   `folds` (the fold of each row), `seconds`, `errors`, `warnings`,
+#'   `n_fits`, `strategy`, `k`, `learner` (its label), `candidates` and
+#'   `kernels` (what was scored), `settings` (the arguments that determine
+#'   the scores) and `large`. `print()`, `summary()`, `plot()`,
+#'   [tidy()][tidy.kmaha_cv] and [autoplot()][autoplot.kmaha_model] show it.
+#' @seealso [kmaha()], which selects from these scores (`rule`),
+#'   [cv_kernel()].
+#' @examples
+#' sc <- score_candidates(Species ~ ., iris, learner = "dne", seed = 1)
+#' sc
+#' # select twice from the same scores: kernel = "auto"'s rule and the
+#' # paper's cross-validation rule
+#' fit_auto <- kmaha(Species ~ ., iris, learner = "dne", kernel = sc)
+#' fit_cv <- kmaha(Species ~ ., iris, learner = "dne", kernel = sc, rule = "cv")
+#' fit_cv$kernel_choice$cv$curve[fit_cv$kernel_choice$cv$best, "label"]
+#' @export
+score_candidates <- function(x, ...) UseMethod("score_candidates")
+
+#' @rdname score_candidates
+#' @export
+score_candidates.formula <- function(formula, data = NULL, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), score_candidates.default, list(...),
+                 "score_candidates")
+}
+
+#' @rdname score_candidates
+#' @export
+score_candidates.default <- function(x, y, learner = "nca", candidates = c("auto", "kernels"),
+                                     kernels = paper_kernels(), folds = 5, k = 1,
+                                     learner_args = list(),
+                                     neighbors = c("feature", "input"), scale = TRUE,
+                                     rank = NULL, tol = 1e-8, seed = NULL,
+                                     strategy = c("fast", "exhaustive"), shortlist = NULL,
+                                     landmarks = NULL,
+                                     landmark_method = c("random", "kmeans++"),
+                                     num_threads = NULL, ...) {
+  check_dots_empty("score_candidates()", ..., hint = "Pass learner options in `learner_args`.")
+  candidates <- match.arg(candidates)
+  a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
+                         tol, seed, landmarks, landmark_method, num_threads,
+                         type = if (candidates == "auto") "auto" else "cv")
+  strategy <- match.arg(strategy)
+  if (!is.null(shortlist)) shortlist <- check_count(shortlist, "shortlist")
+  prep <- fit_scaling(a$x, a$scale)
+  xs <- apply_scaling(a$x, prep)
+  score_fit(xs, a$y, a$spec, candidates, a$kernels, folds, a$k, a$neighbors,
+            choice_base(a, xs, prep), a$seed, strategy, shortlist, a$ctx,
+            arg_folds = "folds", settings = choice_settings(a, strategy),
+            fingerprint = data_fingerprint(a$x, a$y))
+}
+
+# The scored candidates of `type` ("auto" or "kernels") on scaled inputs xs
+# (checked), as a kmaha_scores object.  `base`: the feature-map settings
+# (rank, tol, landmarks, landmark_method, and `large` above the large-n
+# threshold: then the scoring runs on a stratified subsample); `settings`
+# and `fingerprint` are stored for kmaha(kernel = <scores>) to check.
+score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, seed,
+                      strategy, shortlist, ctx, arg_folds = "cv_folds",
+                      settings = list(), fingerprint = NULL) {
+  cands <- candidate_set(type, kernels)
+  shortlist <- shortlist %||% default_shortlist(type)
+  if (!is.null(seed)) {
+    restore <- save_rng()
+    on.exit(restore(), add = TRUE)
+    set.seed(seed)
+  }
+  large <- base$large
+  rows <- NULL
+  n_all <- nrow(xs)
+  if (!is.null(large)) {
+    # Large n (see kmaha()): score on a stratified subsample with KPCA of
+    # bounded rank (the full eigensolver: at this size it is as fast, and
+    # never fails to converge).
+    rows <- stratified_rows(y, large$n_choose)
+    xs <- xs[rows, , drop = FALSE]
+    y <- droplevels(y[rows])
+    base <- utils::modifyList(base, list(rank = large$rank, large = NULL,
+                                         kpca_method = "full"))
+  }
+  fold_id <- make_folds(y, folds, arg_folds)
+  run <- score_run(xs, y, spec, cands, fold_id, k, strategy, shortlist, base, neighbors, ctx)
+  sc <- new_scores(run, cands, fold_id, strategy, k, spec$label)
+  sc$settings <- settings
+  sc$fingerprint <- fingerprint
+  sc$type <- type
+  sc$shortlist <- shortlist
+  if (!is.null(large)) sc$large <- utils::modifyList(large, list(rows = rows, n_rows = n_all))
+  sc
+}
+
+# How many base kernels the screen passes to the learner, per candidate
+# set (and per selection rule, see select_candidate()).
+default_shortlist <- function(type) if (type %in% c("auto")) 1L else 3L
+
+# The candidate-by-fold fits.  Returns the task results (candidate x fold;
+# NULL where not run), the tasks, the screen (or NULL), which candidates
+# were screened out, and the shortlist.
+score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
+                      neighbors, ctx) {
+  v <- max(fold_id)
+  nc <- length(cands)
+  # Task t fits candidate tasks$cand[t] on fold tasks$fold[t]; t runs over
+  # the folds first.  Every task has its own random stream, drawn for all
+  # tasks whether they run or not, so a candidate's scores do not depend on
+  # which others are scored (base kernels come first in every candidate
+  # set, so "auto" and "kernels" share their streams).
+  tasks <- expand.grid(fold = seq_len(v), cand = seq_len(nc))
+  n_tasks <- nrow(tasks)
+  seeds <- task_seeds(n_tasks)
+  is_kernel <- vapply(cands, function(cd) identical(cd$kind, "kernel"), NA)
+  learn <- rep(TRUE, nc)
+  screen <- NULL
+  if (strategy == "fast" && sum(is_kernel) > shortlist) {
+    screen <- screen_candidates(xs, y, cands[is_kernel], fold_id, k, base$tol, ctx)
+    keep <- which(is_kernel)[screen_order(screen)[seq_len(shortlist)]]
+    learn[is_kernel] <- FALSE
+    learn[keep] <- TRUE
+  }
+  ids <- which(learn[tasks$cand])
+  p <- progressr::progressor(steps = length(ids))
+  # Every fit runs on one thread: the fits are many and small, and parallel
+  # work across fits goes through the plan's workers.
+  job <- list(tasks = tasks, fold_id = fold_id, x = xs, y = y, cands = cands,
+              spec = spec, neighbors = neighbors, base = base, k = k,
+              ctx = single_thread(ctx), settings = worker_settings())
+  # Workers elsewhere get the user's functions with their helpers (see
+  # ship_closures()) and attach the packages those use.
+  if (!plan_is_local()) {
+    shipped <- ship_closures(job[c("spec", "cands", "base")])
+    job[c("spec", "cands", "base")] <- shipped
+    job$packages <- attr(shipped, "packages")
+  }
+  res <- vector("list", n_tasks)
+  res[ids] <- score_round(ids, job, seeds, p)
+  list(res = res, tasks = tasks, dropped = !learn, screen = screen,
+       screened = is_kernel, shortlist = shortlist)
+}
+
+# The screen of the base kernel candidates `cands` (see score_candidates()):
+# on each fold, DNE on the leading KPCA components of the fold's training
+# rows and k-NN of the held-out rows in its metric (kmaha/screen.hpp, which
+# also says which kernels it passes over).  The core screens built-in
+# kernels in one call, from one product of the inputs; kernels evaluated in
+# R are screened in R, each on every fold.  Returns list(correct = n x
+# kernels held-out correctness (NA where not scored), degenerate = kernels x
+# folds logical, screened, near_identity (logical), accuracy = per kernel
+# mean held-out correctness, NA where not screened).
+screen_candidates <- function(xs, y, cands, fold_id, k, tol, ctx) {
+  v <- max(fold_id)
+  kernels <- lapply(cands, `[[`, "kernel")
+  if (all(vapply(kernels, kernel_in_core, NA))) {
+    r <- core_screen_kernels(xs, as.integer(y), nlevels(y), as.integer(fold_id), v,
+                             kernels, screen_components, k, tol, kernel_grid(kernels), ctx)
+    correct <- r$correct == 1L
+    degenerate <- r$degenerate > 0L
+    screened <- r$screened
+    near <- r$near_identity
+  } else {
+    correct <- matrix(NA, nrow(xs), length(kernels))
+    degenerate <- matrix(FALSE, length(kernels), v)
+    screened <- rep(TRUE, length(kernels))
+    near <- rep(FALSE, length(kernels))
+    dne <- learner_spec("dne", list())
+    for (j in seq_along(kernels)) for (f in seq_len(v)) {
+      te <- fold_id == f
+      ytr <- droplevels(y[!te])
+      p <- tryCatch(
+        fit_pipeline(xs[!te, , drop = FALSE], ytr,
+                     feature_kpca(kernels[[j]], min(screen_components, sum(!te)), tol),
+                     dne, ctx, warn = FALSE),
+        error = function(e) if (is_stop_condition(e)) stop(e))
+      if (is.null(p)) next
+      if (!is.null(p$degenerate)) {
+        degenerate[j, f] <- TRUE
+        next
+      }
+      m <- list(feature_map = p$feature, L = p$map, coords = p$coords, y = ytr)
+      cls <- pipeline_apply(m, xs[te, , drop = FALSE], "class", min(k, sum(!te)), ctx)
+      correct[te, j] <- as.character(cls) == as.character(y[te])
+    }
+  }
+  acc <- colMeans(correct, na.rm = TRUE)
+  acc[!screened | is.nan(acc)] <- NA_real_
+  list(correct = correct, degenerate = degenerate, screened = screened,
+       near_identity = near, accuracy = acc)
+}
+
+# TRUE when the kernels form an ordered grid: base kernels of one type with
+# one bandwidth each, increasing (the paper's 21 scaled RBF kernels).
+kernel_grid <- function(kernels) {
+  types <- vapply(kernels, `[[`, "", "type")
+  if (length(kernels) < 3L || length(unique(types)) != 1L ||
+      !types[1] %in% c("rbf", "gaussian", "laplace")) return(FALSE)
+  s <- vapply(kernels, function(k) k$sigma, 0)
+  all(diff(s) > 0)
+}
+
+# Leading KPCA components the screen's DNE maps (q of kmaha/screen.hpp): on
+# the development data DNE on 32 components screened as well as k-NN on the
+# 8 leading ones (kernel = "auto"'s test accuracy 0.8547 / 0.8416 against
+# 0.8543 / 0.8423 for NCA / DNE), and unlike it picks the bandwidths that
+# separate two thin concentric rings (bench/screen-study.R).
+screen_components <- 32L
+
+# Base kernels in the order the screen ranks them: most held-out rows right
+# first (ties in the order of `kernels`); numerically degenerate, unscreened
+# or unscored kernels last.
+screen_order <- function(screen) {
+  acc <- screen$accuracy
+  bad <- rowSums(screen$degenerate) > 0L | is.na(acc)
+  acc[bad] <- -Inf
+  order(-acc, seq_along(acc))
+}
+
+# Runs the tasks `ids` as one round of futures (one per worker, see
+# plan_chunks()) and returns their results in the order of `ids`.
+score_round <- function(ids, job, seeds, progress) {
+  # Each worker gets a contiguous chunk of tasks, and tasks differ in cost
+  # (the unweighted kernel keeps every KPCA component, a large bandwidth
+  # few). A fixed low-discrepancy permutation spreads the costly tasks over
+  # all chunks; it does not depend on the plan, and every task brings its own
+  # random stream, so the results do not either.
+  if (!length(ids)) return(list())
+  perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
+  chunks <- plan_chunks(ids[perm], score_chunk_call, job, seeds[ids[perm]], progress,
+                        packages = job$packages)
+  out <- vector("list", length(ids))
+  out[perm] <- unlist(lapply(chunks, score_unpack), recursive = FALSE)
+  out
+}
+
+# What the workers receive to run a chunk of tasks: a small wrapper, much
+# smaller to send than the functions it calls, which come from the worker's
+# own copy of the namespace.  Its first line checks that copy's version
+# (written out, see R/parallel.R); the tasks then run with the
+# session's kmaha options, each on its own random stream, and the caller's
+# random state is put back (in a sequential plan the caller is the session).
+score_chunk_call <- function(ids, job, seeds, progress) {
+  if (!is.null(job$settings) &&
+      !identical(as.character(getNamespaceVersion("kmaha")), job$settings$version)) {
+    stop(sprintf(job$settings$version_error, getNamespaceVersion("kmaha")), call. = FALSE)
+  }
+  old <- worker_enter(job$settings)
+  on.exit(options(old), add = TRUE)
+  restore <- save_rng()
+  on.exit(restore(), add = TRUE)
+  res <- vector("list", length(ids))
+  for (i in seq_along(ids)) {
+    assign(".Random.seed", seeds[[i]], envir = globalenv())
+    res[[i]] <- score_task(ids[i], job, progress)
+  }
+  score_pack(res)
+}
+
+# The results of a chunk in a few vectors, so the answer a worker sends is
+# small (the held-out correctness as bytes, not a list per task).
+score_pack <- function(res) {
+  correct <- lapply(res, `[[`, "correct")
+  list(acc = vapply(res, `[[`, 0, "acc"), seconds = vapply(res, `[[`, 0, "seconds"),
+       error = vapply(res, `[[`, "", "error"), warnings = lapply(res, `[[`, "warnings"),
+       degenerate = vapply(res, `[[`, NA, "degenerate"),
+       n_correct = vapply(correct, function(cc) if (is.null(cc)) -1L else length(cc), 0L),
+       correct = as.raw(unlist(correct, use.names = FALSE) %||% logical()))
+}
+
+# score_pack() undone: one list per task, as score_task() returned them.
+score_unpack <- function(p) {
+  ends <- cumsum(pmax(p$n_correct, 0L))
+  lapply(seq_along(p$acc), function(i) {
+    nc <- p$n_correct[i]
+    list(acc = p$acc[i],
+         correct = if (nc >= 0L) as.logical(p$correct[seq_len(nc) + ends[i] - nc]),
+         error = p$error[i], warnings = p$warnings[[i]], seconds = p$seconds[i],
+         degenerate = p$degenerate[i])
+  })
+}
+
+# One candidate-by-fold task, fit then score: the candidate's pipeline on
+# the fold's training part, then the held-out rows through it (one call of
+# the core), giving the k-NN correctness of every held-out row.  Errors of
+# the fit are the task's result (a failed fit scores NA); an interrupt or a
+# time limit (setTimeLimit()) stops the whole scoring.
+score_task <- function(t, job, progress) {
+  t0 <- proc.time()[["elapsed"]]
+  tr <- job$fold_id != job$tasks$fold[t]
+  cand <- job$cands[[job$tasks$cand[t]]]
+  warns <- character()
+  out <- tryCatch(withCallingHandlers({
+    ytr <- droplevels(job$y[tr])
+    xtr <- job$x[tr, , drop = FALSE]
+    f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx, warn = FALSE)
+    spec <- candidate_spec(job$spec, cand, chosen = TRUE)
+    # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
+    # expected here: no warning per fold; the fit is flagged, and the choice
+    # leaves the candidate out (its nearest neighbours are decided by ties,
+    # so its score says nothing about the kernel).
+    p <- fit_pipeline(xtr, ytr, f$fspec, spec, job$ctx,
+                      neighbors = job$neighbors, warn = FALSE)
+    fold_model <- list(feature_map = p$feature, L = p$map, coords = p$coords, y = ytr)
+    # As labels: a class missing from the fold's training part (a class of
+    # one or a few members) is simply never predicted.
+    cls <- pipeline_apply(fold_model, job$x[!tr, , drop = FALSE], "class",
+                          min(job$k, sum(tr)), job$ctx)
+    correct <- as.character(cls) == as.character(job$y[!tr])
+    list(acc = mean(correct), correct = correct, error = NA_character_,
+         degenerate = !is.null(p$degenerate))
+  }, warning = function(w) {
+    warns <<- c(warns, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  }), error = function(e) {
+    if (is_stop_condition(e)) stop(e)
+    list(acc = NA_real_, correct = NULL, error = conditionMessage(e), degenerate = FALSE)
+  })
+  out$warnings <- warns
+  out$seconds <- proc.time()[["elapsed"]] - t0
+  progress()
+  out
+}
+
+# TRUE for an error that must stop the whole computation rather than fail
+# one fit: R's time limits (setTimeLimit(), R.utils::withTimeout()), which
+# R signals as errors with these messages (translated or not).
+is_stop_condition <- function(e) {
+  msg <- conditionMessage(e)
+  any(vapply(c("reached elapsed time limit", "reached CPU time limit",
+               gettext("reached elapsed time limit", domain = "R"),
+               gettext("reached CPU time limit", domain = "R")),
+             function(m) startsWith(msg, m), NA)) ||
+    inherits(e, "TimeoutException")
+}
+
+# The kmaha_scores object from the task results of score_run(): per
+# candidate the fold accuracies, their mean and sd, the pooled held-out
+# correctness, the screen's score, the errors and warnings.
+new_scores <- function(run, cands, fold_id, strategy, k, label) {
+  res <- run$res
+  tasks <- run$tasks
+  nc <- length(cands)
+  v <- max(fold_id)
+  ran <- !vapply(res, is.null, NA)
+  field <- function(name, empty) lapply(res, function(r) if (is.null(r)) empty else r[[name]])
+  acc <- matrix(unlist(field("acc", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
+                dimnames = list(NULL, paste0("fold", seq_len(v))))
+  secs <- matrix(unlist(field("seconds", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
+                 dimnames = dimnames(acc))
+  # Held-out correctness of every training row under every candidate (NA
+  # where the candidate was not fitted on the row's fold or the fit failed).
+  correct <- matrix(NA, length(fold_id), nc)
+  for (t in which(ran)) {
+    cc <- res[[t]]$correct
+    if (!is.null(cc)) correct[fold_id == tasks$fold[t], tasks$cand[t]] <- cc
+  }
+  errs <- unlist(field("error", NA_character_))
+  err_tab <- data.frame(candidate = tasks$cand[!is.na(errs)],
+                        fold = tasks$fold[!is.na(errs)],
+                        message = errs[!is.na(errs)], stringsAsFactors = FALSE)
+  warns <- field("warnings", character())
+  n_warn <- lengths(warns)
+  warn_tab <- data.frame(candidate = rep(tasks$cand, n_warn),
+                         fold = rep(tasks$fold, n_warn),
+                         message = unlist(warns, use.names = FALSE) %||% character(),
+                         stringsAsFactors = FALSE)
+  # Candidates whose kernel was numerically degenerate on some fold's
+  # training part (the core's verdict, kmaha/degeneracy.hpp): scored, but
+  # left out of the choice.  The screen's verdicts count too.
+  deg <- unlist(field("degenerate", FALSE))
+  degenerate <- vapply(seq_len(nc), function(j) any(deg[ran & tasks$cand == j] %in% TRUE), NA)
+  screen <- rep(NA_real_, nc)
+  if (!is.null(run$screen)) {
+    sk <- which(run$screened)
+    screen[sk] <- run$screen$accuracy
+    degenerate[sk] <- degenerate[sk] | rowSums(run$screen$degenerate) > 0L
+  }
+  n_ok <- rowSums(!is.na(acc))
+  mu <- rowMeans(acc, na.rm = TRUE)
+  mu[n_ok == 0L] <- NA_real_
+  sdv <- apply(acc, 1L, function(a) if (sum(!is.na(a)) > 1L) stats::sd(a, na.rm = TRUE) else NA_real_)
+  if (all(is.na(mu))) {
+    stopf("Cross-validation failed for every candidate; first error: %s", err_tab$message[1])
+  }
+  if (nrow(err_tab)) {
+    warnf("%d of the %d cross-validation fits (candidate x fold) failed and were left out of the choice; the first error: %s",
+          nrow(err_tab), sum(ran), err_tab$message[1])
+  }
+  if (any(n_warn > 0L)) {
+    warnf("%d of the %d cross-validation fits (candidate x fold) gave warnings; the first: %s",
+          sum(n_warn > 0L), sum(ran), warn_tab$message[1])
+  }
+  curve <- data.frame(candidate = seq_len(nc),
+                      kind = vapply(cands, `[[`, "", "kind"),
+                      label = vapply(cands, `[[`, "", "label"),
+                      sigma = vapply(cands, function(cd) as.double(cd$sigma), 0),
+                      mean = mu, sd = sdv, n_ok = n_ok, dropped = run$dropped,
+                      degenerate = degenerate, screen = screen, stringsAsFactors = FALSE)
+  structure(list(
+    curve = curve, accuracy = acc, correct = correct,
+    kernels = lapply(cands, function(cd) cd$kernel),
+    candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
+    folds = fold_id, strategy = strategy, n_fits = sum(ran), seconds = secs,
+    errors = err_tab, warnings = warn_tab, k = k,
+    learner = label), class = "kmaha_scores")
+}
+
+# A scored-candidates object with a selection attached (what cv_kernel()
+# returns and kmaha() stores as kernel_choice$cv): the chosen candidate
+# `best`, the `reason`, the `explain` sentences, the `rule` and the chosen
+# `kernel` (NULL for Euclidean or linear).
+with_selection <- function(scores, sel) {
+  scores$best <- sel$best
+  scores$reason <- sel$reason
+  scores$explain <- sel$explain
+  scores$rule <- sel$rule
+  kind <- scores$curve$kind[sel$best]
+  scores$kernel <- if (kind %in% c("kernel", "unweighted")) scores$kernels[[sel$best]]
+  class(scores) <- c("kmaha_cv", "kmaha_scores")
+  scores
+}
+
+# One L'Ecuyer-CMRG stream per task, as future.seed = TRUE would make them:
+# the first from one draw of the caller's random generator (which advances
+# it by that draw and no more), the others by parallel::nextRNGStream().
+task_seeds <- function(n) {
+  env <- globalenv()
+  s0 <- sample.int(.Machine$integer.max, 1L)
+  caller <- get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(assign(".Random.seed", caller, envir = env), add = TRUE)
+  set.seed(s0, kind = "L'Ecuyer-CMRG")
+  s <- get(".Random.seed", envir = env, inherits = FALSE)
+  out <- vector("list", n)
+  for (i in seq_len(n)) {
+    s <- parallel::nextRNGStream(s)
+    out[[i]] <- s
+  }
+  out
+}
+
+# Stratified fold labels 1..v: within each class the rows are shuffled and
+# dealt round-robin, the deal continuing across classes so fold sizes differ
+# by at most one.  `arg` names the argument in messages.
+make_folds <- function(y, folds, arg = "folds") {
+  n <- length(y)
+  if (is.numeric(folds) && length(folds) == 1L) {
+    v <- check_count(folds, arg, lower = 2L)
+    if (v > n) stopf("`%s` (%d) must not exceed the number of training rows (%d).", arg, v, n)
+    id <- integer(n)
+    start <- 0L
+    for (cl in levels(y)) {
+      rows <- which(y == cl)
+      if (length(rows) > 1L) rows <- rows[sample.int(length(rows))]
+      id[rows] <- ((start + seq_along(rows) - 1L) %% v) + 1L
+      start <- start + length(rows)
+    }
+    return(id)
+  }
+  if (length(folds) != n || anyNA(folds)) {
+    stopf("`%s` must be a single number of folds or a vector of %d fold labels without NA.", arg, n)
+  }
+  id <- as.integer(factor(folds))
+  if (max(id) < 2L) stopf("`%s` must define at least two folds.", arg)
+  id
+}
+
+# The caller's random state, and a function that puts it back: the seed
+# when there was one (it records the generator kinds too), else the kinds
+# (a parallel plan's streams switch this session to L'Ecuyer-CMRG, which
+# would change every later draw of a session that had not drawn yet) and
+# no seed.
+save_rng <- function() {
+  env <- globalenv()
+  had <- exists(".Random.seed", envir = env, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  kind <- RNGkind()
+  function() {
+    if (had) {
+      assign(".Random.seed", old, envir = env)
+    } else {
+      if (!identical(RNGkind(), kind)) {
+        # "Rounding" sampling warns that it is not the default.
+        suppressWarnings(RNGkind(kind[1], kind[2], kind[3]))
+      }
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) {
+        rm(".Random.seed", envir = env)
+      }
+    }
+  }
+}
+
+# A few numbers that tell whether two data sets are the same (kmaha() checks
+# that scores it is given were computed on its data).
+data_fingerprint <- function(x, y) {
+  list(dim = dim(x), sums = unname(colSums(x)), y = tabulate(as.integer(y), nlevels(y)),
+       levels = levels(y))
+}

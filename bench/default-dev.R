@@ -1,0 +1,68 @@
+# The default kmaha(x, y) end to end on the development splits of
+# bench/screen-study.R (the paper's nine sets and bench/auto-external-data.R's
+# seventeen, two splits each, the same training rows): test accuracy, choice
+# and CPU seconds, beside the Euclidean 1-NN and linear learner accuracies
+# recorded there.  Variants of the choice's settings are compared by
+# changing an internal constant for one run (the `variant` argument, see
+# `variants` below), never the installed package.
+#   Rscript bench/default-dev.R [learner] [variant] [out.csv]
+suppressMessages(library(kmaha))
+source("bench/auto-external-data.R")
+args <- commandArgs(TRUE)
+learner <- if (length(args) >= 1) args[1] else "nca"
+variant <- if (length(args) >= 2) args[2] else "default"
+out <- if (length(args) >= 3) args[3] else sprintf("bench/results/default_dev_%s_%s.csv", learner, variant)
+options(kmaha.num_threads = 1)
+ns <- asNamespace("kmaha")
+set_const <- function(name, value) {
+  unlockBinding(name, ns)
+  assign(name, value, envir = ns)
+}
+folds <- 5
+variants <- list(
+  default = function() NULL,
+  folds3 = function() folds <<- 3,
+  prefilter3 = function() set_const("screen_prefilter", 3L),
+  prefilter0 = function() set_const("screen_prefilter", 21L),
+  dimfull = function() set_const("nca_choice_dim", 100000L))
+variants[[variant]]()
+paper_sets <- paper_datasets()$name
+load_any <- function(s) {
+  if (s %in% paper_sets) {
+    d <- kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
+    info <- paper_datasets()
+    return(list(x = as.matrix(d[, -ncol(d)]), y = d$class, n_train = info$n_train[info$name == s]))
+  }
+  load_set(s)
+}
+files <- list.files("bench/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
+rows <- list()
+for (f in files) {
+  rec <- readRDS(f)
+  d <- load_any(rec$set)
+  set.seed(rec$seed)
+  sp <- strat_split(d$y, d$n_train)
+  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
+  xte <- d$x[sp$test, , drop = FALSE]; yte <- d$y[sp$test]
+  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
+  xtr <- xtr[, keep, drop = FALSE]; xte <- xte[, keep, drop = FALSE]
+  colnames(xtr) <- colnames(xte) <- paste0("v", seq_len(ncol(xtr)))
+  t0 <- proc.time()
+  fit <- suppressWarnings(kmaha(xtr, ytr, learner = learner, seed = rec$seed, cv_folds = folds))
+  t <- proc.time() - t0
+  acc <- mean(as.character(predict(fit, xte)) == as.character(yte))
+  cv <- fit$kernel_choice$cv
+  tr <- rec$truth
+  rows[[length(rows) + 1]] <- data.frame(
+    set = rec$set, split = rec$split, learner = learner, variant = variant, acc = acc,
+    euclid = tr[22, paste0(learner, "_full")], linear = tr[23, paste0(learner, "_full")],
+    chosen = cv$curve$kind[cv$best], label = cv$curve$label[cv$best],
+    cpu = t[["user.self"]] + t[["sys.self"]])
+  cat(sprintf("%s %d: %.3f (%s) %.2f s\n", rec$set, rec$split, acc, cv$curve$label[cv$best],
+              t[["user.self"]] + t[["sys.self"]]))
+}
+res <- do.call(rbind, rows)
+utils::write.csv(res, out, row.names = FALSE)
+ps <- aggregate(cbind(acc, euclid, linear) ~ set, res, mean)
+cat(sprintf("\n%s %s: mean %.4f, worst set vs max(euclid, linear) %.4f, CPU %.1f s\n", learner, variant,
+            mean(res$acc), min(ps$acc - pmax(ps$euclid, ps$linear)), sum(res$cpu)))
