@@ -73,8 +73,8 @@ cpp_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
     .Call(`_kmaha_cpp_kmeanspp_landmarks`, kernel, x, m, u, ctx)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx)
 }
 
 cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps, reg, ctx) {

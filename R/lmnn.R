@@ -139,18 +139,3 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), lmnn.default, list(...), "lmnn")
 }
-
-# Starting map (dim x D) on the preprocessed inputs.
-lmnn_init <- function(init, init_mat, xs, dim) {
-  D <- ncol(xs)
-  if (!is.null(init_mat)) return(unname(init_mat))
-  if (init == "auto") init <- if (dim < D) "pca" else "identity"
-  switch(init,
-         identity = diag(1, dim, D),
-         pca = {
-           xc <- sweep(xs, 2L, colMeans(xs))
-           v <- svd(xc, nu = 0L, nv = dim)$v
-           t(v[, seq_len(dim), drop = FALSE])
-         },
-         random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D))
-}
