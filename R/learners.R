@@ -388,8 +388,10 @@ check_lmnn_init <- function(init, D, dim, argname, coords) {
 # "kernel" (the Gram matrix of a kernel on the training points).
 lmnn_gram_error <- function(e, K, gram) {
   ev <- eigen(K, symmetric = TRUE, only.values = TRUE)$values
-  low <- min(ev)
-  ridge <- signif(-low * 1.01, 2)
+  low <- min(min(ev), -.Machine$double.eps * max(abs(ev)))
+  # a ridge just above -low, rounded up to two significant digits
+  step <- 10^(floor(log10(-low * 1.01)) - 1)
+  ridge <- ceiling(-low * 1.01 / step) * step
   what <- if (identical(gram, "x")) {
     "The precomputed Gram matrix `x`"
   } else if (identical(gram, "kernel")) {
