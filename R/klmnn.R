@@ -24,6 +24,16 @@
 #' trick works with n x n matrices whatever the rank of the kernel, and its
 #' start is the KPCA map (`init = "auto"`).
 #'
+#' **Computation.** The optimal \eqn{U} has rows that sum to zero (its
+#' feature-space map lies in the span of the centred training points), so
+#' `klmnn()` solves exactly that problem: LMNN on the KPCA coordinates with
+#' \eqn{\lambda\,\mathrm{tr}(M)}, after one eigendecomposition of the
+#' centred Gram matrix, and maps the solution back to \eqn{U}; the objective
+#' reported is the kernel trick's. The regulariser needs a positive
+#' semi-definite Gram matrix: an indefinite one (a precomputed matrix, or a
+#' kernel function that is not positive semi-definite on the data) is an
+#' error that says so and proposes a ridge.
+#'
 #' **Default regularization.** `lambda = NULL` uses the scale-free weight
 #' of [kmaha()]'s kernelized LMNN: \eqn{\lambda = \lambda_0 s} with \eqn{s}
 #' the total variance of the training points in feature space,

@@ -43,12 +43,19 @@
 #' projected sub-gradient steps with momentum (one eigendecomposition of a
 #' D x D matrix per step: slow when D is large; kept as a reference).
 #'
-#' **Directions without variation.** The objective depends on \eqn{M} only
-#' through differences of training points. When these span fewer than D
-#' dimensions (more features than points, or collinear features), both
-#' solvers work in that span and the metric returned ignores the other
-#' directions (the regularised problem, `lambda > 0`, has its optimum there
-#' anyway); the map then has at most as many rows as the span has dimensions.
+#' **More features than points.** The objective depends on \eqn{M} only
+#' through differences of training points, which lie in the span of the
+#' centred training points. When that span has fewer dimensions than there
+#' are features (p >= n - 1, as for gene expression data, or collinear
+#' features), both solvers work in its r <= n - 1 coordinates, with the
+#' same objective: the start, `dim` and the regulariser
+#' \eqn{\lambda\,\mathrm{tr}(M)} carry over (the regularised problem has
+#' its optimum in the span anyway), and the map is mapped back to act on the
+#' p original features, with at most r rows. Nothing of size p x p is formed,
+#' so a fit on 60 x 2300 inputs costs about what one on 60 x 59 does
+#' (`bench/lmnn-span.R`). The metric ignores directions in which the
+#' training points do not vary; a new point's component there would add the
+#' same amount to its distance to every training point.
 #'
 #' **Small classes.** A class with fewer than `k + 1` members gives its points
 #' as many target neighbours as it has other members (none for a singleton,
@@ -70,7 +77,8 @@
 #'   given, `k` defaults to its number of columns.
 #' @param init Starting map: `"auto"` (identity for a full-rank metric,
 #'   otherwise PCA), `"identity"`, `"pca"` (leading principal directions),
-#'   `"random"` (Gaussian entries), or a numeric `dim` x D matrix.
+#'   `"random"` (Gaussian entries), or a numeric `dim` x D matrix with at
+#'   most D rows.
 #' @param lambda Non-negative weight of the regulariser \eqn{\lambda \|L\|_F^2}.
 #' @param max_iter Maximum number of iterations (see Solvers).
 #' @param tol Convergence tolerance on the relative decrease of the objective
