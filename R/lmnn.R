@@ -52,7 +52,7 @@
 #' \eqn{\lambda\,\mathrm{tr}(M)} carry over (the regularised problem has
 #' its optimum in the span anyway), and the map is mapped back to act on the
 #' p original features, with at most r rows. Nothing of size p x p is formed,
-#' so a fit on 60 x 2300 inputs costs about what one on 60 x 59 does
+#' so a fit on 60 x 2300 inputs costs a few times one on 60 x 59
 #' (`bench/lmnn-span.R`). The metric ignores directions in which the
 #' training points do not vary; a new point's component there would add the
 #' same amount to its distance to every training point.
