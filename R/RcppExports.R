@@ -69,8 +69,8 @@ cpp_gram_degeneracy <- function(K, x, ctx) {
     .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx)
+cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx)
 }
 
 cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps, reg, ctx) {

@@ -128,10 +128,11 @@ core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
 # (kmaha::lmnn::options; the defaults, 2048 and 0, except in tests).
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                           solver, refresh, slack, verbose, ctx, reg = NULL,
-                          dense_max = 2048, max_pairs = 0) {
+                          dense_max = 2048, max_pairs = 0, metric = TRUE,
+                          span = TRUE) {
   core_run(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol,
                         solver, refresh, slack, verbose, dense_max, max_pairs,
-                        reg, ctx))
+                        metric, span, reg, ctx))
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,

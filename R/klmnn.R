@@ -24,6 +24,16 @@
 #' trick works with n x n matrices whatever the rank of the kernel, and its
 #' start is the KPCA map (`init = "auto"`).
 #'
+#' **Computation.** The optimal \eqn{U} has rows that sum to zero (its
+#' feature-space map lies in the span of the centred training points), so
+#' `klmnn()` solves exactly that problem: LMNN on the KPCA coordinates with
+#' \eqn{\lambda\,\mathrm{tr}(M)}, after one eigendecomposition of the
+#' centred Gram matrix, and maps the solution back to \eqn{U}; the objective
+#' reported is the kernel trick's. The regulariser needs a positive
+#' semi-definite Gram matrix: an indefinite one (a precomputed matrix, or a
+#' kernel function that is not positive semi-definite on the data) is an
+#' error that says so and proposes a ridge.
+#'
 #' **Default regularization.** `lambda = NULL` uses the scale-free weight
 #' of [kmaha()]'s kernelized LMNN: \eqn{\lambda = \lambda_0 s} with \eqn{s}
 #' the total variance of the training points in feature space,
@@ -71,6 +81,9 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   spec <- public_spec("klmnn", list(k = k, dim = dim, mu = mu, lambda = lambda,
                                     init = init, max_iter = max_iter, tol = tol,
                                     verbose = verbose))
+  # how the user gave the Gram matrix, for the message when it is not
+  # positive semi-definite
+  spec$gram <- if (ki$precomputed) "x" else "kernel"
   scale <- check_flag(scale, "scale")
   check_class_sizes(y, spec$opts$k, "k")
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
@@ -87,16 +100,4 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
 #' @export
 klmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), klmnn.default, list(...), "klmnn")
-}
-
-# The default weight of kernelized LMNN, for the KPCA trick (from the
-# coordinates z) and the kernel trick (from the Gram matrix K): lambda0
-# times the total variance of the training points in feature space.
-klmnn_lambda0 <- 1
-klmnn_lambda <- function(z) {
-  klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
-}
-klmnn_lambda_gram <- function(K) {
-  n <- nrow(K)
-  klmnn_lambda0 * (sum(diag(K)) - sum(K) / n) / n
 }

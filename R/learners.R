@@ -246,8 +246,11 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal),
     knca = fit_nca_map(o, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
     lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L,
-                        lambda_arg = spec$argname("lambda")),
-    klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
+                        argname = spec$argname, coords = if (isTRUE(spec$public))
+                          sprintf("`x` has %d columns", ncol(z)) else
+                          sprintf("the learner receives %s", coords)),
+    klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, argname = spec$argname,
+                         gram = spec$gram),
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
     custom = fit_custom_map(spec, z, y, targets),
@@ -287,23 +290,26 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
                       batch_size = if (method == "minibatch") min(o$batch_size, nrow(z))))
 }
 
-# LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).
+# LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).  The core
+# solves in the span of the centred training points when it has fewer
+# dimensions than z has columns (p >> n; kernel rows: their KPCA
+# coordinates), and the map it returns acts on z.  `argname` names the
+# options in messages, `coords` says what z is (for the linear learner's
+# start), `gram` how the user gave the Gram matrix of the kernel trick (see
+# lmnn_gram_error()).
 fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE,
-                         lambda_arg = "lambda") {
+                         argname = function(a) a, coords = NULL, gram = NULL) {
   D <- ncol(z)
   lambda <- o$lambda
   if (is.function(lambda)) lambda <- lambda(z)
   if (is.null(lambda)) lambda <- if (is.null(reg)) 0 else klmnn_lambda_gram(reg)
   init_mat <- if (is.matrix(o$init)) o$init
   dim <- o$dim %||% if (!is.null(init_mat)) nrow(init_mat) else D
-  if (!is.null(init_mat)) {
-    if (ncol(init_mat) != D) {
-      stopf("`init` must have %d columns (one per feature), not %d.", D, ncol(init_mat))
-    }
-    if (nrow(init_mat) != dim) {
-      stopf("`init` has %d rows but `dim` is %d; they must match.", nrow(init_mat), dim)
-    }
+  if (is.null(reg) && !is.null(init_mat)) {
+    check_lmnn_init(init_mat, D, dim, argname,
+                    coords %||% sprintf("`x` has %d columns", D))
   }
+  # L0 NULL: the D x D identity, left to the core (a 0 x 0 matrix there)
   if (is.null(reg)) {
     L0 <- lmnn_init(o$init, init_mat, z, dim)
   } else if (!is.null(init_mat)) {
@@ -312,15 +318,22 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
     # The identity on the kernel rows: LMNN is convex in M with a full-rank
     # map, so the start does not change the optimum, and from the identity
     # the core's low-rank mode applies.
-    L0 <- diag(1, ncol(z))
+    L0 <- NULL
   } else {
     L0 <- knca_init(if (identical(o$init, "auto")) "kpca" else o$init, reg, o$dim, ctx)$U
     dim <- nrow(L0)
   }
   zz <- z
   dimnames(zz) <- NULL
-  res <- core_lmnn_fit(zz, as.integer(y), targets, L0, o$mu, lambda, o$max_iter,
-                       o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg)
+  res <- tryCatch(
+    core_lmnn_fit(zz, as.integer(y), targets, L0 %||% matrix(0, 0L, 0L), o$mu, lambda,
+                  o$max_iter, o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg,
+                  metric = is.null(reg) && store_metric),
+    kmaha_singular_error = function(e) {
+      # the only matrix the core requires to be positive semi-definite here
+      if (is.null(reg)) stop(e)
+      lmnn_gram_error(e, reg, gram)
+    })
   L <- res$L
   if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
   # The low-rank mode returns exact zero rows beyond the metric's rank; with
@@ -329,7 +342,9 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
     nz <- rowSums(L != 0) > 0
     if (any(nz) && !all(nz)) L <- L[nz, , drop = FALSE]
   }
-  warn_collapsed_map(exp(log_norm(L) - log_norm(L0)), lambda, lambda_arg)
+  # (the identity's norm: sqrt(D))
+  warn_collapsed_map(exp(log_norm(L) - if (is.null(L0)) 0.5 * log(D) else log_norm(L0)),
+                     lambda, argname("lambda"))
   fun <- if (is.null(reg)) "lmnn" else "klmnn"
   if (!res$converged) {
     warnf("%s() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
@@ -344,6 +359,57 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
                       impostors = res$active_pairs,
                       active_triples = res$active_triples,
                       M = if (is.null(reg) && store_metric) res$M))
+}
+
+# A starting map given as a matrix, for LMNN on D coordinates with `dim`
+# rows: one column per coordinate, at most one row per coordinate (a map
+# with more rows than its input has coordinates is the same metric with
+# fewer rows), and as many rows as `dim`.  `coords` says what the
+# coordinates are ("`x` has 4 columns").
+check_lmnn_init <- function(init, D, dim, argname, coords) {
+  arg <- argname("init")
+  if (ncol(init) != D) {
+    stopf("`%s` must have %d columns (one per feature), not %d.", arg, D, ncol(init))
+  }
+  if (nrow(init) > D) {
+    stopf("`%s` has %d rows but %s: a map has at most one row per column of its input, so give `%s` at most %d rows.",
+          arg, nrow(init), coords, arg, D)
+  }
+  if (nrow(init) != dim) {
+    stopf("`%s` has %d rows but `%s` is %d; they must match.", arg, nrow(init),
+          argname("dim"), dim)
+  }
+  invisible(init)
+}
+
+# The kernel trick's Gram matrix K is not positive semi-definite (the core's
+# error `e`, class kmaha_singular_error): the regulariser trace(U K U') is then
+# unbounded below.  Re-signalled with the same class, naming the Gram
+# matrix as the user gave it: `gram` is "x" (kernel = "precomputed") or
+# "kernel" (the Gram matrix of a kernel on the training points).
+lmnn_gram_error <- function(e, K, gram) {
+  ev <- eigen(K, symmetric = TRUE, only.values = TRUE)$values
+  low <- min(min(ev), -.Machine$double.eps * max(abs(ev)))
+  # a ridge just above -low, rounded up to two significant digits
+  step <- 10^(floor(log10(-low * 1.01)) - 1)
+  ridge <- ceiling(-low * 1.01 / step) * step
+  what <- if (identical(gram, "x")) {
+    "The precomputed Gram matrix `x`"
+  } else if (identical(gram, "kernel")) {
+    "The Gram matrix of `kernel` on the training points"
+  } else {
+    "The Gram matrix"
+  }
+  fix <- if (identical(gram, "x")) {
+    sprintf("make `x` positive semi-definite, e.g. add a ridge (x + %s * diag(nrow(x))) or set its negative eigenvalues to zero", format(ridge))
+  } else if (identical(gram, "kernel")) {
+    sprintf("use a positive semi-definite kernel, or pass its Gram matrix made positive semi-definite (e.g. plus %s * diag(n), or with its negative eigenvalues set to zero) with kernel = \"precomputed\"", format(ridge))
+  } else {
+    sprintf("make it positive semi-definite, e.g. add a ridge of %s times the identity", format(ridge))
+  }
+  e$message <- sprintf("%s is not positive semi-definite (smallest eigenvalue %s, largest %s), which KLMNN needs: its regulariser trace(U K U') would be unbounded below. To fit, %s.",
+                       what, format(signif(low, 3)), format(signif(max(ev), 3)), fix)
+  stop(e)
 }
 
 fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE) {

@@ -43,12 +43,19 @@
 #' projected sub-gradient steps with momentum (one eigendecomposition of a
 #' D x D matrix per step: slow when D is large; kept as a reference).
 #'
-#' **Directions without variation.** The objective depends on \eqn{M} only
-#' through differences of training points. When these span fewer than D
-#' dimensions (more features than points, or collinear features), both
-#' solvers work in that span and the metric returned ignores the other
-#' directions (the regularised problem, `lambda > 0`, has its optimum there
-#' anyway); the map then has at most as many rows as the span has dimensions.
+#' **More features than points.** The objective depends on \eqn{M} only
+#' through differences of training points, which lie in the span of the
+#' centred training points. When that span has fewer dimensions than there
+#' are features (p >= n - 1, as for gene expression data, or collinear
+#' features), both solvers work in its r <= n - 1 coordinates, with the
+#' same objective: the start, `dim` and the regulariser
+#' \eqn{\lambda\,\mathrm{tr}(M)} carry over (the regularised problem has
+#' its optimum in the span anyway), and the map is mapped back to act on the
+#' p original features, with at most r rows. Nothing of size p x p is formed,
+#' so a fit on 60 x 2300 inputs costs a few times one on 60 x 59
+#' (`bench/lmnn-span.R`). The metric ignores directions in which the
+#' training points do not vary; a new point's component there would add the
+#' same amount to its distance to every training point.
 #'
 #' **Small classes.** A class with fewer than `k + 1` members gives its points
 #' as many target neighbours as it has other members (none for a singleton,
@@ -70,7 +77,8 @@
 #'   given, `k` defaults to its number of columns.
 #' @param init Starting map: `"auto"` (identity for a full-rank metric,
 #'   otherwise PCA), `"identity"`, `"pca"` (leading principal directions),
-#'   `"random"` (Gaussian entries), or a numeric `dim` x D matrix.
+#'   `"random"` (Gaussian entries), or a numeric `dim` x D matrix with at
+#'   most D rows.
 #' @param lambda Non-negative weight of the regulariser \eqn{\lambda \|L\|_F^2}.
 #' @param max_iter Maximum number of iterations (see Solvers).
 #' @param tol Convergence tolerance on the relative decrease of the objective
@@ -138,19 +146,4 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 #' @export
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), lmnn.default, list(...), "lmnn")
-}
-
-# Starting map (dim x D) on the preprocessed inputs.
-lmnn_init <- function(init, init_mat, xs, dim) {
-  D <- ncol(xs)
-  if (!is.null(init_mat)) return(unname(init_mat))
-  if (init == "auto") init <- if (dim < D) "pca" else "identity"
-  switch(init,
-         identity = diag(1, dim, D),
-         pca = {
-           xc <- sweep(xs, 2L, colMeans(xs))
-           v <- svd(xc, nu = 0L, nv = dim)$v
-           t(v[, seq_len(dim), drop = FALSE])
-         },
-         random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D))
 }

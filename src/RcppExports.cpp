@@ -241,8 +241,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lmnn_fit
-Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP regSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, bool metric, bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP metricSEXP, SEXP spanSEXP, SEXP regSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -259,9 +259,11 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< double >::type dense_max(dense_maxSEXP);
     Rcpp::traits::input_parameter< double >::type max_pairs(max_pairsSEXP);
+    Rcpp::traits::input_parameter< bool >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, reg, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -405,7 +407,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
-    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 16},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 18},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},

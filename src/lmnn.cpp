@@ -15,19 +15,23 @@ arma::mat regulariser_from_r(const Rcpp::Nullable<Rcpp::NumericMatrix>& reg) {
 }  // namespace
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
-// (NA = none), init: d x D starting map, solver: "M", "L" or "Lfull" (the
-// L-form without its low-rank mode; for tests and benchmarks); dense_max and
-// max_pairs set how the L-form solver visits impostor pairs (see
-// kmaha::lmnn::options; exposed for tests); reg: NULL or the D x D positive
-// semi-definite matrix R of the regulariser lambda tr(M R) (NULL: R = I).
+// (NA = none), init: d x D starting map (a 0 x 0 matrix: the D x D
+// identity), solver: "M", "L" or "Lfull" (the L-form without its low-rank
+// mode; for tests and benchmarks); dense_max and max_pairs set how the
+// L-form solver visits impostor pairs (see kmaha::lmnn::options; exposed for
+// tests); metric: return M = L'L (D x D; otherwise an empty matrix); span:
+// solve in the span of the centred points (false: the full-dimension
+// problem, for tests); reg: NULL or the D x D positive semi-definite matrix R
+// of the regulariser lambda tr(M R) (NULL: R = I; x itself: kernel rows).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
                         const Rcpp::IntegerMatrix& targets,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
                         int refresh, double slack, bool verbose,
-                        double dense_max, double max_pairs,
-                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx) {
+                        double dense_max, double max_pairs, bool metric,
+                        bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg,
+                        SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
   if (solver != "M" && solver != "L" && solver != "Lfull")
     throw kmaha::error("unknown solver");
@@ -42,6 +46,8 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
   o.dense_max = static_cast<arma::uword>(dense_max);
   o.max_pairs = static_cast<std::size_t>(max_pairs);
   o.low_rank = solver == "L";
+  o.metric = metric;
+  o.span = span;
   kmaha::lmnn::progress_fn progress = kmaha::lmnn::no_progress;
   if (verbose) {
     progress = [&](unsigned it, double f, double step, std::size_t act) {
@@ -103,7 +109,7 @@ Rcpp::List cpp_lmnn_objective(const arma::mat& x, const arma::ivec& y,
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
   const kmaha::lmnn::problem P = kmaha::lmnn::make_problem(
       x, kmaha_glue::labels_from_r(y), kmaha_glue::index_from_r(targets), mu,
-      lambda, regulariser_from_r(reg));
+      lambda, regulariser_from_r(reg), c);
   const kmaha::interrupt_fn& interrupt = c.interrupt;
   kmaha::lmnn::workspace ws(c.kernels);
   arma::mat G;

@@ -105,7 +105,7 @@ test_that("the KPCA start embeds the training points at their KPCA coordinates",
   set.seed(24)
   x <- matrix(rnorm(20 * 3), 20, 3)
   K <- kernel_matrix(rbf_kernel(1), x)
-  st <- knca_init("kpca", K, 4)
+  st <- knca_init("kpca", K, 4, test_ctx())
   kp <- kpca_by_eigen(K)
   expect_equal(as.vector(dist(K %*% t(st$U))), as.vector(dist(kp$coords[, 1:4])),
                tolerance = 1e-8)

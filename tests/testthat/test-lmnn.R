@@ -250,6 +250,10 @@ test_that("bad input gives clear errors", {
   expect_error(lmnn(x, y, init = matrix(1, 2, 3)),
                "`init` must have 4 columns (one per feature), not 3.",
                fixed = TRUE)
+  # more rows than input columns: refused (it would be a square map)
+  expect_error(lmnn(as.matrix(iris[, 1:4]), iris$Species, init = matrix(runif(20), 5, 4)),
+               "`init` has 5 rows but `x` has 4 columns: a map has at most one row per column of its input, so give `init` at most 4 rows.",
+               fixed = TRUE)
   expect_error(lmnn(x, y, init = "lda"), "`init` must be \"auto\"",
                fixed = TRUE)
   expect_error(lmnn(x, y, solver = "X"), "`solver` must be \"auto\", \"M\" or \"L\".", fixed = TRUE)

@@ -523,9 +523,22 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
                 "singular or nearly so");
   }
   check_interrupt(ctx.interrupt);
-  // C = R^{-T} M R^{-1}
-  const arma::mat T = arma::solve(arma::trimatl(R.t()), M);
-  arma::mat C = arma::solve(arma::trimatl(R.t()), arma::mat(T.t()));
+  // C = R^{-T} M R^{-1}, by two triangular solves, each in blocks of about
+  // 2^28 multiply-adds with an interrupt poll after each block
+  const arma::mat Rt = R.t();
+  auto solve_rt = [&](const arma::mat& B) {
+    arma::mat X(B.n_rows, B.n_cols);
+    const arma::uword step = std::max<arma::uword>(
+        1, static_cast<arma::uword>(268435456.0 / (static_cast<double>(n) * n)));
+    for (arma::uword c0 = 0; c0 < B.n_cols; c0 += step) {
+      const arma::uword c1 = std::min(B.n_cols, c0 + step) - 1;
+      X.cols(c0, c1) = arma::solve(arma::trimatl(Rt), B.cols(c0, c1));
+      check_interrupt(ctx.interrupt);
+    }
+    return X;
+  };
+  const arma::mat T = solve_rt(M);
+  arma::mat C = solve_rt(arma::mat(T.t()));
   C = 0.5 * (C + C.t());
   check_interrupt(ctx.interrupt);
   kdne_result r;
@@ -543,6 +556,7 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   check_interrupt(ctx.interrupt);
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.retention,
                                                 r.eigval, r.n_negative, r.dim);
+  check_interrupt(ctx.interrupt);
   r.U = arma::solve(arma::trimatu(R), Vd).t();
   return r;
 }

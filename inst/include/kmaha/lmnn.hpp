@@ -20,9 +20,11 @@
 //   lmnn/objective.hpp  evaluation of the objective and gradient, smoothing;
 //   lmnn/solve_m.hpp    the convex solver over M (projected sub-gradient);
 //   lmnn/solve_l.hpp    the low-rank solver over L (caller's L-BFGS);
-//   lmnn/fit.hpp        fit(): reduction, whitening, solver, map back;
-// and kmaha/span.hpp (the span of the differences of the rows), which the
-// reduction uses.
+//   lmnn/fit.hpp        fit(): reduction to the span of the centred
+//                       points (kernel rows: their KPCA coordinates),
+//                       whitening, solver, map back;
+// and kmaha/span.hpp (the span of the differences of the rows) and
+// kmaha/kpca.hpp, which the reduction uses.
 #ifndef KMAHA_LMNN_HPP
 #define KMAHA_LMNN_HPP
 

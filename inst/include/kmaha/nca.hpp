@@ -350,6 +350,7 @@ class nca_objective {
          cview::col_major(Xs_.memptr(), static_cast<std::ptrdiff_t>(n)),
          cview::transposed(A0.memptr(), static_cast<std::ptrdiff_t>(d)),
          Z.memptr(), 1, static_cast<std::ptrdiff_t>(n), false, buf);
+    check_interrupt(ctx_.interrupt);
     const double c = nca_detail::rescale_rows(Z);
     if (!std::isfinite(c)) return 1.0;
     // Distances formed from inner products leave duplicated points a
@@ -406,6 +407,10 @@ class nca_objective {
     w.Z.set_size(n, d);
     gemm(isa_, N, dd, Dd, cview::col_major(Xs_.memptr(), N),
          cview::transposed(A.memptr(), dd), w.Z.memptr(), 1, N, false, w.buf);
+    // (the products outside the block passes are polled after: n x D x d
+    // multiply-adds each, a large share of the work when D is about n, as
+    // for kernel rows)
+    check_interrupt(ctx_.interrupt);
     // For finite inputs the objective stays finite: when the entries of Z
     // are huge (or tiny) the distances are computed on Z / c, c a power of
     // two, and scaled back inside the softmax (softmax_row_body()).  Only
@@ -493,6 +498,7 @@ class nca_objective {
         gemm(isa_, dd, Dd, Dd, cview::col_major(A.memptr(), dd),
              cview::col_major(reg_->memptr(), Dd), AR.memptr(), 1, dd, false,
              w.buf);
+        check_interrupt(ctx_.interrupt);
         f += lambda_ * arma::accu(AR % A);
       }
     }
@@ -510,6 +516,7 @@ class nca_objective {
     grad->set_size(d, D);
     gemm(isa_, dd, Dd, N, cview::transposed(w.WZ.memptr(), N),
          cview::col_major(Xs_.memptr(), N), grad->memptr(), 1, dd, false, w.buf);
+    check_interrupt(ctx_.interrupt);
     *grad *= 2.0;
     if (c != 1.0) *grad *= c;
     if (lambda_ > 0.0) {

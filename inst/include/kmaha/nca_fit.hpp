@@ -139,6 +139,7 @@ inline nca_fit_result nca_fit(const arma::mat& X, const arma::uvec& y,
   };
   if (o.rescale_start) {
     const double zmax = arma::abs(apply_map(X, A0, obj.kernels_isa())).max();
+    check_interrupt(ctx.interrupt);
     if (!(zmax <= std::ldexp(1.0, 100) && zmax >= std::ldexp(1.0, -100))) {
       const double s = obj.start_scale(A0);
       if (usable(s)) {

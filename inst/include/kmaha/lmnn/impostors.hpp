@@ -142,7 +142,7 @@ inline active_set refresh_impostors(const problem& P, const arma::mat& Lc,
                                     const options& o, const context& ctx) {
   arma::mat Zt;
   gemm_buffers buf;
-  map_points(Lc, P.Xt, Zt, ctx.kernels, buf);
+  map_points(Lc, P.Xt, Zt, ctx.kernels, buf, &ctx.interrupt);
   arma::mat dt;
   arma::vec thr;
   target_distances(P, Zt, dt, thr);

@@ -147,6 +147,7 @@ inline eval_out evaluate(const problem& P, const arma::mat& L,
   arma::mat& dt = w.dt;
   arma::vec& thr = w.thr;
   Zt = L * P.Xt;
+  check_interrupt(interrupt);
   target_distances(P, Zt, dt, thr);
   // Laplacian source: x-differences for the M gradient, z-differences for L.
   const arma::mat* F = gradM ? &P.Xt : (gradL ? &Zt : nullptr);
@@ -173,8 +174,10 @@ inline eval_out evaluate(const problem& P, const arma::mat& L,
   out.value = eps > 0.0
                   ? (1.0 - P.mu) * out.pull + P.mu * acc.smooth + P.lambda * out.reg
                   : out.exact;
+  check_interrupt(interrupt);
   if (gradM) {
     arma::mat G = P.Xt * Q.t();
+    check_interrupt(interrupt);
     G = (1.0 - P.mu) * P.pull + P.mu * 0.5 * (G + G.t());
     if (P.R.empty()) G.diag() += P.lambda;
     else G += P.lambda * P.R;
@@ -201,7 +204,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
                            const active_set* A, arma::mat* gradL, double eps,
                            arma::uword block, const interrupt_fn& interrupt,
                            workspace& w, bool expanded = false) {
-  map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
+  map_points(L, P.Xt, w.Zt, w.kernels, w.buf, &interrupt);
   const arma::mat& Zt = w.Zt;
   const arma::uword n = Zt.n_cols, dd = Zt.n_rows;
   target_distances(P, Zt, w.dt, w.thr);
@@ -243,7 +246,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
         S(q.a, q.a) += q.w;
         S(q.b, q.b) += q.w;
       }
-      product(w.kernels, Zt, false, S, false, w.Q, w.buf);
+      product(w.kernels, Zt, false, S, false, w.Q, w.buf, &interrupt);
     } else {
       w.Q.zeros(dd, n);
       for (const weighted_pair& q : w.pairs) lap_add(Zt, q.a, q.b, q.w, w.Q);
@@ -266,7 +269,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
   out.exact = quad + P.mu * out.push;
   out.value = eps > 0.0 ? quad + P.mu * acc.smooth : out.exact;
   if (gradL) {
-    product(w.kernels, w.Q, false, P.Xt, true, *gradL, w.buf);
+    product(w.kernels, w.Q, false, P.Xt, true, *gradL, w.buf, &interrupt);
     *gradL *= 2.0;
     if (P.unit_quadratic) {
       *gradL += 2.0 * L;
@@ -286,7 +289,7 @@ inline eval_out evaluate_L(const problem& P, const arma::mat& L,
 inline arma::mat m_gradient(const problem& P, const arma::mat& L,
                             const active_set* A, double eps, arma::uword block,
                             const interrupt_fn& interrupt, workspace& w) {
-  map_points(L, P.Xt, w.Zt, w.kernels, w.buf);
+  map_points(L, P.Xt, w.Zt, w.kernels, w.buf, &interrupt);
   const arma::mat& Zt = w.Zt;
   const arma::uword n = Zt.n_cols, D = P.Xt.n_rows;
   target_distances(P, Zt, w.dt, w.thr);
@@ -304,7 +307,7 @@ inline arma::mat m_gradient(const problem& P, const arma::mat& L,
   }
   acc.finish();
   arma::mat G;
-  product(w.kernels, Q, false, P.Xt, true, G, w.buf);
+  product(w.kernels, Q, false, P.Xt, true, G, w.buf, &interrupt);
   G = 0.5 * (G + G.t());
   if (P.unit_quadratic) {
     G.diag() += 1.0;

@@ -12,6 +12,7 @@
 #ifndef KMAHA_LMNN_PROBLEM_HPP
 #define KMAHA_LMNN_PROBLEM_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -75,6 +76,14 @@ struct options {
                               // larger of 2^23 and 512 n); beyond it the
                               // L-form solver searches all pairs at every
                               // evaluation, so memory stays linear in n
+  // fit(): solve in the span of the centred training points when it has
+  // fewer dimensions than the inputs (see lmnn/fit.hpp); false solves the
+  // full-dimension problem (a reference for tests and benchmarks).
+  bool span = true;
+  // fit(): form the D x D metric M = L'L of the result (false leaves
+  // result::M empty; for D in the thousands it is the largest object of a
+  // fit).
+  bool metric = true;
 };
 
 // Problem data shared by both solvers.
@@ -145,30 +154,84 @@ inline void lap_add(const arma::mat& F, arma::uword a, arma::uword b, double w,
   }
 }
 
+// Multiply-adds between two interrupt polls in the products below (about
+// 0.05-0.2 s of the core's product kernel).
+constexpr double poll_flops = 2.5e8;
+
 // C = op(A) op(B) for column-major matrices (op: transpose when the flag is
-// set), through the core's product kernel (kmaha/gemm.hpp).
+// set), through the core's product kernel (kmaha/gemm.hpp).  With an
+// interrupt callback, a product of more than poll_flops multiply-adds runs
+// in blocks of columns of C with a poll after each block, so that no large
+// product runs without one (the result does not depend on the blocking:
+// each column of C is one product of its own).
 inline void product(isa s, const arma::mat& A, bool ta, const arma::mat& B,
-                    bool tb, arma::mat& C, gemm_buffers& buf) {
+                    bool tb, arma::mat& C, gemm_buffers& buf,
+                    const interrupt_fn* interrupt = nullptr) {
   const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
   const arma::uword n = tb ? B.n_rows : B.n_cols;
   C.set_size(m, n);
   const cview a = ta ? cview::transposed(A.memptr(), A.n_rows)
                      : cview::col_major(A.memptr(), A.n_rows);
-  const cview b = tb ? cview::transposed(B.memptr(), B.n_rows)
-                     : cview::col_major(B.memptr(), B.n_rows);
-  gemm(s, m, n, k, a, b, C.memptr(), 1, m, false, buf);
+  const double work = static_cast<double>(m) * static_cast<double>(k);
+  arma::uword step = n;
+  if (interrupt && work * static_cast<double>(n) > poll_flops)
+    step = std::max<arma::uword>(
+        1, static_cast<arma::uword>(poll_flops / std::max(work, 1.0)));
+  for (arma::uword c0 = 0; c0 < n; c0 += step) {
+    const arma::uword nb = std::min(step, n - c0);
+    // columns c0.. of op(B): columns of B, or rows of B when transposed
+    const cview b = tb ? cview::transposed(B.memptr() + c0, B.n_rows)
+                       : cview::col_major(B.colptr(c0), B.n_rows);
+    gemm(s, m, nb, k, a, b, C.colptr(c0), 1, m, false, buf);
+    if (interrupt) check_interrupt(*interrupt);
+  }
 }
 
-// Z' = L X' (r x n).
+// The same with the product's own scratch memory.
+inline arma::mat product(isa s, const arma::mat& A, bool ta,
+                         const arma::mat& B, bool tb,
+                         const interrupt_fn& interrupt) {
+  arma::mat C;
+  gemm_buffers buf;
+  product(s, A, ta, B, tb, C, buf, &interrupt);
+  return C;
+}
+
+// Solve T X = B for X in place (B becomes X) with T triangular (lower when
+// `lower`), in blocks of the columns of B with an interrupt poll after each
+// block when the work is large (as product()).
+inline void triangular_solve(const arma::mat& T, bool lower, arma::mat& B,
+                             const interrupt_fn& interrupt) {
+  const arma::uword n = B.n_cols;
+  const double work = static_cast<double>(T.n_rows) * T.n_rows;
+  arma::uword step = n;
+  if (work * n > poll_flops)
+    step = std::max<arma::uword>(1, static_cast<arma::uword>(poll_flops / work));
+  for (arma::uword c0 = 0; c0 < n; c0 += step) {
+    const arma::uword c1 = std::min(n, c0 + step) - 1;
+    const arma::mat Bb = B.cols(c0, c1);
+    arma::mat Xb;
+    const bool ok = lower ? arma::solve(Xb, arma::trimatl(T), Bb)
+                          : arma::solve(Xb, arma::trimatu(T), Bb);
+    if (!ok) throw error(error_kind::numerical, "lmnn: a triangular solve failed");
+    B.cols(c0, c1) = Xb;
+    check_interrupt(interrupt);
+  }
+}
+
+// Z' = L X' (r x n); polled as product() when `interrupt` is given.
 inline void map_points(const arma::mat& L, const arma::mat& Xt, arma::mat& Zt,
-                       isa s, gemm_buffers& buf) {
-  product(s, L, false, Xt, false, Zt, buf);
+                       isa s, gemm_buffers& buf,
+                       const interrupt_fn* interrupt = nullptr) {
+  product(s, L, false, Xt, false, Zt, buf, interrupt);
 }
 
 // The regulariser's matrix as the problem keeps it: empty for the identity
 // (given as an empty matrix or exactly the identity, so that both take the
 // same arithmetic); otherwise checked to be D x D, finite, symmetric and
-// positive semi-definite (to rounding) and returned symmetrised.
+// positive semi-definite (to rounding) and returned symmetrised.  A matrix
+// that is not positive semi-definite is an error of kind singular (the
+// caller may name the matrix, e.g. the kernel trick's Gram matrix).
 inline arma::mat regulariser(const arma::mat& R, arma::uword D) {
   if (R.is_empty()) return arma::mat();
   if (R.n_rows != D || R.n_cols != D)
@@ -193,7 +256,8 @@ inline arma::mat regulariser(const arma::mat& R, arma::uword D) {
   Rr.diag() += 1e-8 * std::max(top, 0.0) + std::numeric_limits<double>::min();
   arma::mat C;
   if (!(top >= 0.0) || !arma::chol(C, Rr))
-    throw error("lmnn: the regulariser R must be positive semi-definite");
+    throw error(error_kind::singular,
+                "lmnn: the regulariser R must be positive semi-definite");
   return Rs;
 }
 
@@ -201,9 +265,12 @@ inline arma::mat regulariser(const arma::mat& R, arma::uword D) {
 // no_neighbor for missing entries; R the regulariser's matrix (empty: the
 // identity).  Targets must be other points of the same class (validated here
 // as well as in R).
+// The pull matrix is one product of D x n x D multiply-adds, polled as
+// product() does.
 inline problem make_problem(const arma::mat& X, const arma::uvec& y,
                             const arma::umat& targets, double mu,
-                            double lambda, const arma::mat& R) {
+                            double lambda, const arma::mat& R,
+                            const context& ctx) {
   const arma::uword n = X.n_rows;
   if (y.n_elem != n) throw error("lmnn: labels length differs from rows of x");
   if (targets.n_rows != n) throw error("lmnn: targets must have one row per point");
@@ -230,7 +297,8 @@ inline problem make_problem(const arma::mat& X, const arma::uvec& y,
       ++P.n_targets;
     }
   }
-  P.pull = P.Xt * Q.t();
+  gemm_buffers buf;
+  product(ctx.kernels, P.Xt, false, Q, true, P.pull, buf, &ctx.interrupt);
   P.pull = 0.5 * (P.pull + P.pull.t());
   return P;
 }

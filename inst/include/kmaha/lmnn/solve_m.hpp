@@ -118,6 +118,7 @@ inline result solve_M_plain(const problem& P, arma::mat M, const options& o,
       // A plain step succeeded (start, or after a restart): double the step
       // while that keeps lowering the objective.
       for (unsigned e = 0; e < o.expand; ++e) {
+        check_interrupt(ctx.interrupt);
         arma::mat Mt = M - 2.0 * alpha * G;
         arma::mat Lt = psd_project(Mt);
         arma::mat Gt;
@@ -279,18 +280,26 @@ inline result solve_M(const problem& P, const arma::mat& M0, const options& o,
   arma::vec s;
   arma::mat V;
   if (!arma::eig_sym(s, V, P.pull)) throw error(error_kind::numerical, "lmnn: eigendecomposition failed");
+  check_interrupt(ctx.interrupt);
   if (!(s.max() > 0.0)) return solve_M_plain(P, M0, o, ctx, progress);
   const double floor = std::max(s.max(), 1e-300) * 1e-6;
   s.transform([floor](double v) { return std::max(v, 0.0) + floor; });
-  const arma::mat W = V * arma::diagmat(1.0 / arma::sqrt(s)) * V.t();
-  const arma::mat Winv = V * arma::diagmat(arma::sqrt(s)) * V.t();
+  // W = V diag(s^-1/2) V', Winv = V diag(s^1/2) V' (products polled)
+  const isa k = ctx.kernels;
+  const arma::mat W = product(k, arma::mat(V.each_row() % (1.0 / arma::sqrt(s)).t()),
+                              false, V, true, ctx.interrupt);
+  const arma::mat Winv = product(k, arma::mat(V.each_row() % arma::sqrt(s).t()),
+                                 false, V, true, ctx.interrupt);
   problem Pw;
-  Pw.Xt = W * P.Xt;
+  Pw.Xt = product(k, W, false, P.Xt, false, ctx.interrupt);
   Pw.y = P.y;
   Pw.Tt = P.Tt;
-  Pw.pull = W * P.pull * W;
+  Pw.pull = product(k, product(k, W, false, P.pull, false, ctx.interrupt), false, W,
+                    false, ctx.interrupt);
   Pw.pull = 0.5 * (Pw.pull + Pw.pull.t());
-  Pw.R = P.R.empty() ? arma::mat(W * W) : arma::mat(W * P.R * W);
+  Pw.R = P.R.empty() ? product(k, W, false, W, false, ctx.interrupt)
+                     : product(k, product(k, W, false, P.R, false, ctx.interrupt),
+                               false, W, false, ctx.interrupt);
   Pw.n_targets = P.n_targets;
   Pw.mu = P.mu;
   Pw.lambda = P.lambda;
