@@ -206,14 +206,14 @@ local_cells_per_future <- 8L
 #
 # No result depends on the split: every task brings its own random stream.
 plan_split <- function(n, kind = c("round", "cells"), chunk_size = NULL,
-                       scheduler = plan_is_scheduler(),
+                       local = plan_is_local(), scheduler = !local && plan_is_scheduler(),
                        workers = future::nbrOfWorkers()) {
   kind <- match.arg(kind)
   if (n < 1L) return(list())
   size <- chunk_size %||% chunk_size_option()
   k <- if (!is.null(size)) {
     ceiling(n / size)
-  } else if (plan_is_local()) {
+  } else if (local) {
     1
   } else if (scheduler) {
     if (kind == "round") 1 else min(scheduler_max_futures, max(1, n %/% scheduler_min_tasks))
@@ -221,7 +221,15 @@ plan_split <- function(n, kind = c("round", "cells"), chunk_size = NULL,
     # (a plan may have Inf workers)
     if (kind == "round") min(n, max(1, workers)) else ceiling(n / local_cells_per_future)
   }
-  parallel::splitIndices(n, as.integer(max(1, min(n, k))))
+  split_even(n, max(1, min(n, k)))
+}
+
+# 1:n in k contiguous chunks whose sizes differ by at most one (so none
+# exceeds ceiling(n / k)).
+split_even <- function(n, k) {
+  ends <- floor(seq_len(k) * n / k)
+  starts <- c(0, ends[-k]) + 1
+  lapply(seq_len(k), function(i) seq.int(starts[i], ends[i]))
 }
 
 # --------------------------------------------------------------------------
