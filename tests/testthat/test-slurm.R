@@ -10,6 +10,29 @@
 
 slurm_state <- new.env()
 
+# The recipe of vignette("scaling") ("One Slurm job per future"), line for
+# line: the tests below run it as it stands, and the first test checks
+# that the vignette still says exactly this.
+slurm_recipe <- c(
+  "# batchtools lists your jobs with squeue --user=$USER: USER must be set",
+  "if (!nzchar(Sys.getenv(\"USER\"))) Sys.setenv(USER = Sys.info()[[\"user\"]])",
+  "future::plan(future.batchtools::batchtools_slurm,",
+  "             template = system.file(\"templates\", \"slurm.tmpl\", package = \"kmaha\"),",
+  "             resources = list(ncpus = 1, walltime = 3600, memory = 2048))")
+
+test_that("the tests run the vignette's Slurm recipe as it stands", {
+  rmd <- c(system.file("doc", "scaling.Rmd", package = "kmaha"),
+           test_path("..", "..", "vignettes", "scaling.Rmd"))
+  rmd <- rmd[nzchar(rmd) & file.exists(rmd)]
+  skip_if(!length(rmd), "the source of vignette(\"scaling\") is not at hand")
+  lines <- readLines(rmd[1], warn = FALSE)
+  at <- which(lines == slurm_recipe[1])
+  expect_length(at, 1L)
+  expect_identical(lines[at + seq_along(slurm_recipe) - 1L], slurm_recipe)
+  # and the template it names is shipped
+  expect_true(nzchar(system.file("templates", "slurm.tmpl", package = "kmaha")))
+})
+
 # Why the Slurm tests cannot run here, or NULL when they can.
 slurm_unavailable <- function() {
   if (!is.null(slurm_state$why)) return(if (nzchar(slurm_state$why)) slurm_state$why)
@@ -71,13 +94,8 @@ under_slurm <- function(code) {
   old_plan <- future::plan()
   on.exit(future::plan(old_plan), add = TRUE)
   before <- last_job_id()
-  # --- as in vignette("scaling"), "One Slurm job per future" ---
-  # batchtools lists your jobs with squeue --user=$USER: USER must be set
-  if (!nzchar(Sys.getenv("USER"))) Sys.setenv(USER = Sys.info()[["user"]])
-  future::plan(future.batchtools::batchtools_slurm,
-               template = system.file("templates", "slurm.tmpl", package = "kmaha"),
-               resources = list(ncpus = 1, walltime = 3600, memory = 2048))
-  # ---
+  # vignette("scaling"), "One Slurm job per future"
+  eval(parse(text = slurm_recipe), envir = new.env())
   value <- eval(code, env)
   # the registry folders left: .future/<session>/<registry>
   sessions <- list.dirs(".future", recursive = FALSE)
