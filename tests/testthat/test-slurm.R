@@ -187,3 +187,28 @@ test_that("a cancelled job stops reproduce_paper() with how to resume; the re-ru
   expect_lte(sum(!endsWith(s$jobs$name, "of3")), 2L)
   expect_identical(s$jobs$state[s$jobs$name == "kmaha-repro-3of3"], "CANCELLED")
 })
+
+test_that("the template names a missing resource before anything is submitted", {
+  skip_without_slurm()
+  dir <- tempfile("kmaha-slurm-")
+  dir.create(dir)
+  old_wd <- setwd(dir)
+  on.exit(setwd(old_wd), add = TRUE)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  user <- Sys.getenv("USER", unset = NA)
+  on.exit(if (is.na(user)) Sys.unsetenv("USER") else Sys.setenv(USER = user), add = TRUE)
+  if (!nzchar(Sys.getenv("USER"))) Sys.setenv(USER = Sys.info()[["user"]])
+  old <- future::plan(future.batchtools::batchtools_slurm,
+                      template = system.file("templates", "slurm.tmpl", package = "kmaha"),
+                      resources = list(ncpus = 1, walltime = 3600))
+  on.exit(future::plan(old), add = TRUE)
+  before <- last_job_id()
+  err <- expect_error(
+    kmaha(iris[, 1:4], iris$Species, learner = "dne", kernel = "cv",
+          kernels = lapply(c(0.5, 2), rbf_kernel), cv_folds = 2, seed = 1),
+    class = "kmaha_plan_error")
+  expect_match(conditionMessage(err),
+               "kmaha's Slurm template needs the resources ncpus, walltime, memory, e.g. resources = list(ncpus = 1, walltime = 3600, memory = 2048) in future::plan(future.batchtools::batchtools_slurm, ...): memory missing.",
+               fixed = TRUE)
+  expect_identical(nrow(slurm_jobs(before)), 0L)
+})
