@@ -33,8 +33,9 @@
 #' together) each future carries depends on the plan: 8 on local workers,
 #' and on a scheduler `n %/% 40` futures, at most 50, for `n` tasks (the full
 #' run: 50 jobs); `chunk_size` or the option `kmaha.chunk_size` sets it (see
-#' [kmaha-plans]). No result depends on it. Progress is reported through progressr: wrap the call in
-#' [progressr::with_progress()] to see a progress bar. A cell whose fit fails
+#' [kmaha-plans]). No result depends on it. Progress is reported through
+#' progressr: wrap the call in [progressr::with_progress()] to see a
+#' progress bar. A cell whose fit fails
 #' gets accuracy `NA` and the error message in column `error` (and `print()`
 #' shows the first messages). The caller's random state is restored on exit.
 #'
