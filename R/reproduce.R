@@ -26,10 +26,16 @@
 #' `learners`, `kernels` and `split_ids` of one element) and gives the same
 #' accuracy as in a full run, whatever else is run beside it and whatever
 #' the [future::plan()]. Each fit runs on one thread (sums in a fixed
-#' order); the cells run in parallel through
-#' [future.apply::future_lapply()], so `future::plan(multisession)` uses
-#' several cores. Progress is reported through progressr: wrap the call in
-#' [progressr::with_progress()] to see a progress bar. A cell whose fit fails
+#' order); the cells run in parallel as futures, so
+#' `future::plan(multisession)` uses several cores and
+#' `future::plan(future.batchtools::batchtools_slurm, ...)` a Slurm cluster.
+#' How many tasks (a split, learner and kernel choice; `"cv"` and `"auto"`
+#' together) each future carries depends on the plan: 8 on local workers,
+#' and on a scheduler `n %/% 40` futures, at most 50, for `n` tasks (the full
+#' run: 50 jobs); `chunk_size` or the option `kmaha.chunk_size` sets it (see
+#' [kmaha-plans]). No result depends on it. Progress is reported through
+#' progressr: wrap the call in [progressr::with_progress()] to see a
+#' progress bar. A cell whose fit fails
 #' gets accuracy `NA` and the error message in column `error` (and `print()`
 #' shows the first messages). The caller's random state is restored on exit.
 #'
@@ -50,7 +56,15 @@
 #' runs never mix. The cell selection (`datasets`, `learners`, `kernels`,
 #' `splits`, `split_ids`) may differ between runs: a checkpoint can be
 #' extended, for example by more splits. `run_info` records the number of
-#' cells read from the checkpoint (`cells_from_checkpoint`).
+#' cells read from the checkpoint (`cells_from_checkpoint`). On a cluster
+#' the directory must be on a file system that the workers share.
+#'
+#' **A failed or lost future** (a worker or job that died, was cancelled or
+#' ran out of time) stops the run with an error (class `kmaha_plan_error`)
+#' that gives the cause, the cells of the failed futures and of those still
+#' running, and how to resume: with a `checkpoint`, running the same call
+#' again computes only the cells missing from it (the futures still running
+#' go on writing theirs); without one, it says to use one.
 #'
 #' @param datasets Dataset names, see [paper_datasets()]. Yeast and Musk2 need
 #'   local files or `download = TRUE` (see [kmaha_data()]).
@@ -71,6 +85,9 @@
 #'   arguments of [nca()], [lmnn()] and [dne()] before anything runs.
 #' @param checkpoint `NULL`, or a directory where each finished cell is
 #'   saved and from which a re-run resumes (see Checkpoint).
+#' @param chunk_size `NULL` (the option `kmaha.chunk_size`, else the plan's
+#'   default, see [kmaha-plans]), or the number of tasks each future carries:
+#'   a whole number >= 1. Results do not depend on it.
 #' @return A data frame of class `kmaha_reproduction` with one row per
 #'   dataset, split, learner and kernel choice: `dataset`, `split`, `learner`,
 #'   `kernel`, `accuracy` (test accuracy of 1-NN), `seconds` (elapsed time of
@@ -112,7 +129,8 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
                             splits = 40, split_ids = NULL, seed = 1,
                             base_kernels = paper_kernels(), cv_folds = 5,
                             path = NULL, download = FALSE,
-                            learner_args = list(), checkpoint = NULL) {
+                            learner_args = list(), checkpoint = NULL,
+                            chunk_size = NULL) {
   info <- paper_datasets()
   if (!is.character(datasets) || !length(datasets) || anyNA(datasets)) {
     stopf("`datasets` must be a character vector of names from paper_datasets()$name.")
@@ -133,6 +151,7 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   }
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
   learner_args <- check_repro_learner_args(learner_args)
+  if (!is.null(chunk_size)) chunk_size <- check_count(chunk_size, "chunk_size")
   # Load every dataset here first, so that a missing one fails now with
   # kmaha_data()'s message; the workers load (and keep) their own copies.
   source <- list(path = path, download = download)
@@ -176,13 +195,19 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   t0 <- proc.time()[["elapsed"]]
   p <- progressr::progressor(steps = sum(task %in% todo))
   # Tasks differ a lot in cost (cross-validated LMNN against linear DNE):
-  # they go to the workers in small chunks (a free worker takes the next
-  # one), in a fixed low-discrepancy order that mixes every kind of task.
-  # Neither changes any result: each task sets its own random state.
+  # they go to the workers in chunks sized for the plan (plan_split(): small
+  # ones on local workers, so that a free worker takes the next; large ones
+  # on a scheduler, where each future is a job), in a fixed low-discrepancy
+  # order that mixes every kind of task into every chunk.  Neither changes
+  # any result: each task sets its own random state.
   perm <- todo[order((todo * 0.6180339887498949) %% 1)]
   if (length(perm)) {
-    out[perm] <- plan_lapply(perm, repro_cell_call, job = job, progress = p,
-                             seed = TRUE, chunk_size = 8L, packages = job$packages)
+    out[perm] <- tryCatch(
+      plan_lapply(perm, repro_cell_call, job = job, progress = p, seed = TRUE,
+                  chunk_size = chunk_size, packages = job$packages, label = "kmaha-repro"),
+      kmaha_plan_error = function(e) {
+        stop(repro_plan_error(e, perm, cells, task, checkpoint, sum(task %in% which(done))))
+      })
   }
   res <- do.call(rbind, out)
   res <- res[order(match(paste(res$dataset, res$split, res$learner, res$kernel),
@@ -196,6 +221,45 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
     info$cells_from_checkpoint <- sum(task %in% which(done))
   }
   new_reproduction(res, info)
+}
+
+# The error of a run whose future failed or was lost (a kmaha_plan_error
+# from plan_lapply(), whose task positions index `perm`): the cause and the
+# futures' states, which cells were in the failed futures and in those
+# still running, and how to resume.
+repro_plan_error <- function(e, perm, cells, task, checkpoint, from_checkpoint) {
+  describe <- function(pos) {
+    ts <- perm[pos]
+    if (!length(ts)) return("")
+    shown <- vapply(utils::head(ts, 4L), function(t) {
+      cc <- cells[task == t, , drop = FALSE]
+      sprintf("%s split %d %s %s", cc$dataset[1], cc$split[1], cc$learner[1],
+              paste(cc$kernel, collapse = "+"))
+    }, "")
+    sprintf(": %s%s", paste(shown, collapse = ", "),
+            if (length(ts) > 4L) sprintf(", and %d more tasks", length(ts) - 4L) else "")
+  }
+  ncells <- function(pos) sum(task %in% perm[pos])
+  lines <- c(
+    sprintf("reproduce_paper() stopped: a future of the plan failed. %s", conditionMessage(e)),
+    sprintf("Cells: %d in the failed future(s)%s.", ncells(e$failed), describe(e$failed)),
+    if (length(e$running)) sprintf("%d in futures still running%s.", ncells(e$running),
+                                   describe(e$running)),
+    sprintf("%d finished%s, %d not started.", ncells(e$finished),
+            if (from_checkpoint) sprintf(" (besides %d read from the checkpoint)", from_checkpoint) else "",
+            ncells(e$not_started)),
+    if (!is.null(checkpoint)) {
+      sprintf("To resume, run the same reproduce_paper() call again with checkpoint = \"%s\": it reads the cells saved there (those finished%s) and computes only the others.",
+              checkpoint,
+              if (length(e$running)) ", and those of the futures still running as they finish" else "")
+    } else {
+      "The cells computed so far are lost: run reproduce_paper() with `checkpoint = \"<directory>\"` (on a file system the workers share), so that a run that stops can be resumed by running it again."
+    })
+  errorCondition(paste(lines, collapse = "\n"),
+                 class = setdiff(class(e), c("error", "condition")), call = NULL,
+                 cause = e$cause, checkpoint = checkpoint,
+                 failed_cells = cells[task %in% perm[e$failed], , drop = FALSE],
+                 running_cells = cells[task %in% perm[e$running], , drop = FALSE])
 }
 
 # learner_args: a named list with elements among repro_learners, each a

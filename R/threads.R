@@ -9,9 +9,20 @@
 #' 1. the option `kmaha.num_threads` (e.g. `options(kmaha.num_threads = 4)`,
 #'    or `kmaha_threads(4)`, which sets it),
 #' 2. the environment variable `KMAHA_NUM_THREADS`,
-#' 3. the default: 2, or 1 on a machine with a single core
-#'    ([future::availableCores()]). kmaha never uses more than 2 threads
+#' 3. the default: inside a scheduler's job (Slurm, PBS/Torque, SGE, LSF:
+#'    the process runs with `SLURM_JOB_ID`, `PBS_JOBID`, `JOB_ID` and
+#'    `NSLOTS`, or `LSB_JOBID` set) the job's allocation as
+#'    [parallelly::availableCores()] reads it (e.g. `SLURM_CPUS_PER_TASK`);
+#'    elsewhere 2, or 1 on a machine with a single core
+#'    ([future::availableCores()]): kmaha never uses more than 2 threads
 #'    unless told to.
+#'
+#' Inside a scheduler's job the count never exceeds the job's allocation: an
+#' option or environment variable that asks for more (also one set in the
+#' session that submitted the job, whose `kmaha.*` options travel with the
+#' work and whose environment variables `sbatch` passes on) is lowered to
+#' the allocation, so a job never runs more threads than it was given CPUs.
+#' Only an explicit `num_threads` argument is taken as it is.
 #'
 #' Results do not depend on the number of threads, except for rounding in
 #' NCA's and LMNN's sums. Under a [future::plan()] with several workers,
@@ -23,6 +34,7 @@
 #' @return `kmaha_threads()` returns the number of threads a call without an
 #'   explicit `num_threads` would use; `kmaha_threads(n)` returns the previous
 #'   value, invisibly.
+#' @seealso [kmaha-plans] for running kmaha on a cluster or a scheduler.
 #' @examples
 #' kmaha_threads()
 #' old <- kmaha_threads(1)
@@ -31,29 +43,51 @@
 #' @export
 kmaha_threads <- function(n = NULL) {
   if (is.null(n)) {
-    opt <- getOption("kmaha.num_threads")
-    if (!is.null(opt)) {
-      if (!is_count(opt)) {
-        stopf("Option `kmaha.num_threads` must be a single whole number >= 1, not %s; reset it with options(kmaha.num_threads = NULL).",
-              deparse1(opt))
-      }
-      return(as.integer(opt))
-    }
-    env <- Sys.getenv("KMAHA_NUM_THREADS", "")
-    if (nzchar(env)) {
-      v <- suppressWarnings(as.numeric(env))
-      if (!is_count(v)) {
-        stopf("Environment variable KMAHA_NUM_THREADS must be a whole number >= 1, not \"%s\".",
-              env)
-      }
-      return(as.integer(v))
-    }
+    alloc <- job_allocation()
+    set <- thread_setting()$value
+    if (!is.null(set)) return(if (is.null(alloc)) set else min(set, alloc))
+    if (!is.null(alloc)) return(alloc)
     return(min(2L, as.integer(future::availableCores())))
   }
   n <- check_count(n, "n")
   old <- kmaha_threads()
   options(kmaha.num_threads = n)
   invisible(old)
+}
+
+# The thread count set by the option kmaha.num_threads, else by the
+# environment variable KMAHA_NUM_THREADS (validated): list(value, source),
+# value NULL when neither is set.
+thread_setting <- function() {
+  opt <- getOption("kmaha.num_threads")
+  if (!is.null(opt)) {
+    if (!is_count(opt)) {
+      stopf("Option `kmaha.num_threads` must be a single whole number >= 1, not %s; reset it with options(kmaha.num_threads = NULL).",
+            deparse1(opt))
+    }
+    return(list(value = as.integer(opt), source = "option"))
+  }
+  env <- Sys.getenv("KMAHA_NUM_THREADS", "")
+  if (nzchar(env)) {
+    v <- suppressWarnings(as.numeric(env))
+    if (!is_count(v)) {
+      stopf("Environment variable KMAHA_NUM_THREADS must be a whole number >= 1, not \"%s\".",
+            env)
+    }
+    return(list(value = as.integer(v), source = "environment"))
+  }
+  list(value = NULL, source = "default")
+}
+
+# Inside a scheduler's job, the CPUs the job was given (what
+# availableCores() reads from the scheduler's variables, and never more
+# than the machine or its cgroup has); NULL outside a job.
+job_allocation <- function() {
+  v <- Sys.getenv(c("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID", "NSLOTS"))
+  in_job <- any(nzchar(v[c("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")])) ||
+    (nzchar(v[["JOB_ID"]]) && nzchar(v[["NSLOTS"]]))
+  if (!in_job) return(NULL)
+  max(1L, as.integer(future::availableCores()))
 }
 
 # The thread count of one call: the function's `num_threads` argument when

@@ -8,7 +8,7 @@
 #   * fits: the sum of the fold fits' own elapsed times (cv$seconds, timed
 #     inside each fit, wherever it ran);
 #   * critical: per round of futures, the largest chunk's fit time (the
-#     chunks as future.apply makes them: one contiguous chunk per worker of
+#     chunks as plan_split() makes them: one contiguous chunk per worker of
 #     the round's tasks in the order cv_round() sends them), summed over the
 #     rounds: what the CV would take with free round trips;
 #   * the rest of the wall time: the final fit, the round trips of the
@@ -64,7 +64,7 @@ critical_path <- function(cv, W) {
   round_time <- function(ids) {
     if (!length(ids)) return(0)
     perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
-    chunks <- parallel::splitIndices(length(ids), min(W, length(ids)))
+    chunks <- kmaha:::split_even(length(ids), min(W, length(ids)))
     max(vapply(chunks, function(ch) sum(secs[ids[perm][ch]], na.rm = TRUE), 0))
   }
   round_time(first) + round_time(rest)

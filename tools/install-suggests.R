@@ -1,7 +1,8 @@
 # Installs the suggested frameworks that kmaha's adapters plug into
 # (tidymodels: parsnip, recipes, workflows, tune, dials, yardstick, rsample;
-# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc) into the R library LIB,
-# so that their tests run (CI does this; `make test` does not).
+# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), and batchtools and
+# future.batchtools for the Slurm tests, into the R library LIB, so that
+# their tests run (CI does this; `make test` does not).
 #
 #   Rscript tools/install-suggests.R LIB
 #
@@ -22,7 +23,8 @@ dir.create(lib, recursive = TRUE, showWarnings = FALSE)
 ncpus <- as.integer(Sys.getenv("KMAHA_INSTALL_NCPUS", parallel::detectCores()))
 
 targets <- c("parsnip", "recipes", "workflows", "tune", "dials", "yardstick",
-             "rsample", "mlr3", "paradox", "mlr3tuning", "bbotk", "mlr3misc")
+             "rsample", "mlr3", "paradox", "mlr3tuning", "bbotk", "mlr3misc",
+             "batchtools", "future.batchtools")
 # Dependencies taken at CRAN's current version even where an older one
 # meets every declared requirement, because some package uses functions
 # newer than its declared minimum: mlr3measures calls
@@ -58,26 +60,34 @@ satisfied <- function(p, ver) {
 }
 
 need <- character()
-queue <- targets[!vapply(targets, satisfied, NA, ver = NA)]
 too_new <- character()
-while (length(queue)) {
-  p <- queue[1]
-  queue <- queue[-1]
-  if (p %in% need) next
-  if (!p %in% rownames(av)) stop(sprintf("%s is not on CRAN (%s)", p, repos["CRAN"]), call. = FALSE)
-  need <- c(need, p)
-  req <- requirements(p)
-  for (i in seq_len(nrow(req))) {
-    q <- req$pkg[i]
-    if (q == "R") {
-      if (!is.na(req$ver[i]) && package_version(req$ver[i]) > getRversion()) {
-        too_new <- c(too_new, sprintf("%s %s needs R >= %s", p, av[p, "Version"], req$ver[i]))
+# Adds the packages in `queue`, and what they need that is missing or too
+# old, to `need`.
+add_closure <- function(queue) {
+  while (length(queue)) {
+    p <- queue[1]
+    queue <- queue[-1]
+    if (p %in% need) next
+    if (!p %in% rownames(av)) stop(sprintf("%s is not on CRAN (%s)", p, repos["CRAN"]), call. = FALSE)
+    need <<- c(need, p)
+    req <- requirements(p)
+    for (i in seq_len(nrow(req))) {
+      q <- req$pkg[i]
+      if (q == "R") {
+        if (!is.na(req$ver[i]) && package_version(req$ver[i]) > getRversion()) {
+          too_new <<- c(too_new, sprintf("%s %s needs R >= %s", p, av[p, "Version"], req$ver[i]))
+        }
+      } else if (!q %in% base_pkgs && !satisfied(q, req$ver[i]) && !q %in% c(need, queue)) {
+        queue <- c(queue, q)
       }
-    } else if (!q %in% base_pkgs && !satisfied(q, req$ver[i]) && !q %in% c(need, queue)) {
-      queue <- c(queue, q)
     }
   }
 }
+add_closure(targets[!vapply(targets, satisfied, NA, ver = NA)])
+# future.batchtools builds on future's internals: when the closure brings a
+# newer future into LIB, future.batchtools (and batchtools) come from CRAN
+# too, at versions made for it, instead of the installed ones.
+if ("future" %in% need) add_closure(setdiff(c("batchtools", "future.batchtools"), need))
 if (length(too_new)) {
   stop("CRAN's current versions need a newer R than ", getRversion(), ":\n  ",
        paste(too_new, collapse = "\n  "), call. = FALSE)

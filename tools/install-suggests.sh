@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the suggested modelling frameworks (tidymodels, mlr3) so that the
-# adapters' tests run; `make test` does not need them (those tests skip).
+# adapters' tests run, and batchtools and future.batchtools for the Slurm
+# tests; `make test` does not need them (those tests skip).
 #   tools/install-suggests.sh LIB
 # Debian's r-cran-* packages first (as root), for what Debian has at a
 # recent enough version; then tools/install-suggests.R installs the rest
@@ -12,7 +13,8 @@ cd "$(dirname "$0")/.."
 deb="r-cran-furrr r-cran-slider r-cran-warp r-cran-prettyunits \
   r-cran-checkmate r-cran-uuid r-cran-palmerpenguins r-cran-generics \
   r-cran-digest r-cran-r6 r-cran-globals r-cran-withr r-cran-tidyselect \
-  r-cran-glue r-cran-magrittr r-cran-ggplot2 r-cran-tidyr r-cran-numderiv"
+  r-cran-glue r-cran-magrittr r-cran-ggplot2 r-cran-tidyr r-cran-numderiv \
+  r-cran-batchtools r-cran-future.batchtools"
 start=$(date +%s)
 missing=$(for p in $deb; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then

@@ -267,6 +267,299 @@ test_that("ship_closures() copies globals of user functions and nothing else", {
   expect_equal(back(c(1, 2, 3)), 2 + 7 + 1)
 })
 
+# ---------------------------------------------------------------------------
+# How the work is cut into futures (plan_split()), and what a failure says.
+
+# Contiguous chunks that cover 1:n once.
+expect_partition <- function(chunks, n) {
+  expect_identical(unlist(chunks), seq_len(n))
+  expect_true(all(lengths(chunks) >= 1L))
+}
+
+test_that("the work is cut into futures to suit the plan", {
+  split <- kmaha:::plan_split
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  old_opt <- options(kmaha.chunk_size = NULL, kmaha.scheduler = NULL)
+  on.exit(options(old_opt), add = TRUE)
+  # in this process: one future
+  expect_length(split(21, "round"), 1L)
+  expect_length(split(4320, "cells"), 1L)
+  expect_false(kmaha:::plan_is_scheduler())
+  # local workers: one future per worker and round; 8 cells per future
+  for (n in c(1, 2, 5, 21, 105)) {
+    ch <- split(n, "round", local = FALSE, scheduler = FALSE, workers = 4)
+    expect_partition(ch, n)
+    expect_length(ch, min(n, 4))
+  }
+  ch <- split(100, "cells", local = FALSE, scheduler = FALSE, workers = 2)
+  expect_partition(ch, 100)
+  expect_length(ch, 13L)
+  expect_lte(max(lengths(ch)), 8L)
+  # a plan with Inf workers (a batchtools plan treated as local workers)
+  expect_length(split(21, "round", local = FALSE, scheduler = FALSE, workers = Inf), 21L)
+  # a scheduler: one job per round; the full reproduction (9 datasets x 40
+  # splits x 3 learners x 4 kernel choices) in at most 60 jobs, none small
+  expect_length(split(105, "round", local = FALSE, scheduler = TRUE, workers = 100), 1L)
+  full <- split(9 * 40 * 3 * 4, "cells", local = FALSE, scheduler = TRUE, workers = 100)
+  expect_partition(full, 4320)
+  expect_length(full, 50L)
+  expect_gte(min(lengths(full)), 80L)
+  one_dataset <- split(40 * 3 * 4, "cells", local = FALSE, scheduler = TRUE, workers = 100)
+  expect_length(one_dataset, 12L)
+  expect_gte(min(lengths(one_dataset)), 40L)
+  expect_length(split(30, "cells", local = FALSE, scheduler = TRUE, workers = 100), 1L)
+  # the chunk size, from the option or the argument, decides on every plan
+  options(kmaha.chunk_size = 5)
+  expect_length(split(21, "round"), 5L)
+  expect_length(split(21, "round", local = FALSE, scheduler = TRUE), 5L)
+  expect_lte(max(lengths(split(4320, "cells", local = FALSE, scheduler = TRUE))), 5L)
+  expect_length(split(21, "round", chunk_size = 21), 1L)
+  expect_length(split(21, "cells", chunk_size = 1), 21L)
+  options(kmaha.chunk_size = 0)
+  expect_error(split(21, "round"),
+               "Option `kmaha.chunk_size` must be a single whole number >= 1 (the tasks each future carries), not 0; reset it with options(kmaha.chunk_size = NULL).",
+               fixed = TRUE)
+  options(kmaha.chunk_size = NULL)
+  expect_error(reproduce_paper("iris", learners = "dne", kernels = "linear", splits = 1,
+                               chunk_size = 0),
+               "`chunk_size` must be a single whole number >= 1.", fixed = TRUE)
+})
+
+test_that("a plan counts as a scheduler when it is future.batchtools' or the option says so", {
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  old_opt <- options(kmaha.scheduler = TRUE)
+  on.exit(options(old_opt), add = TRUE)
+  # a plan in this process never is (nor the sequential plan inside a job)
+  expect_false(kmaha:::plan_is_scheduler())
+  skip_if_no_cluster()
+  future::plan(future::cluster, workers = test_cluster())
+  expect_true(kmaha:::plan_is_scheduler())
+  options(kmaha.scheduler = NULL)
+  expect_false(kmaha:::plan_is_scheduler())
+  options(kmaha.scheduler = "yes")
+  expect_error(kmaha:::plan_is_scheduler(),
+               "Option `kmaha.scheduler` must be TRUE, FALSE or NULL (NULL: TRUE for future.batchtools plans), not \"yes\"; reset it with options(kmaha.scheduler = NULL).",
+               fixed = TRUE)
+  options(kmaha.scheduler = NULL)
+  skip_if_not_installed("future.batchtools")
+  # (no job is submitted here)
+  future::plan(future.batchtools::batchtools_slurm, resources = list(ncpus = 1))
+  expect_true(kmaha:::plan_is_scheduler())
+  options(kmaha.scheduler = FALSE)
+  expect_false(kmaha:::plan_is_scheduler())
+  options(kmaha.scheduler = NULL)
+  future::plan(future.batchtools::batchtools_local)
+  expect_false(kmaha:::plan_is_scheduler())
+})
+
+test_that("results do not depend on the chunk size or the plan", {
+  skip_if_no_cluster()
+  old_opt <- options(kmaha.chunk_size = NULL, kmaha.scheduler = NULL)
+  on.exit(options(old_opt), add = TRUE)
+  cv <- function() {
+    fit <- kmaha(iris[, 1:4], iris$Species, learner = "dne", kernel = "cv",
+                 kernels = lapply(c(0.3, 1, 3), rbf_kernel), cv_folds = 4, seed = 5)
+    list(cv = fit$kernel_choice$cv[c("accuracy", "best", "folds")], L = coef(fit))
+  }
+  args <- list(datasets = "iris", learners = "dne", kernels = c("linear", "unweighted"),
+               splits = 3, base_kernels = lapply(c(0.5, 2), rbf_kernel))
+  repro <- function(...) {
+    r <- as.data.frame(unclass(do.call(reproduce_paper, c(args, list(...)))),
+                       stringsAsFactors = FALSE)
+    r$seconds <- NULL
+    r
+  }
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  ref_cv <- cv()
+  ref_repro <- repro()
+  # sequential, one task per future
+  options(kmaha.chunk_size = 1)
+  expect_identical(cv(), ref_cv)
+  expect_identical(repro(), ref_repro)
+  options(kmaha.chunk_size = NULL)
+  future::plan(future::cluster, workers = test_cluster())
+  for (size in list(NULL, 1, 3, 1000)) {
+    options(kmaha.chunk_size = size)
+    expect_identical(cv(), ref_cv)
+  }
+  options(kmaha.chunk_size = NULL, kmaha.scheduler = TRUE)  # one future per round
+  expect_identical(cv(), ref_cv)
+  expect_identical(repro(), ref_repro)                      # one future
+  options(kmaha.scheduler = NULL)
+  for (size in list(NULL, 1, 4)) expect_identical(repro(chunk_size = size), ref_repro)
+})
+
+# A cluster of two local workers of its own, with worker 2 killed
+# (SIGKILL) when the first task reports its progress: a worker lost
+# part-way through reproduce_paper().
+lost_worker_run <- function(args) {
+  cl <- parallelly::makeClusterPSOCK(2L, verbose = FALSE)
+  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  pids <- unlist(parallel::clusterEvalQ(cl, Sys.getpid()))
+  old <- future::plan(future::cluster, workers = cl)
+  on.exit(future::plan(old), add = TRUE)
+  old_opt <- options(progressr.enable = TRUE)
+  on.exit(options(old_opt), add = TRUE)
+  killed <- FALSE
+  tryCatch(withCallingHandlers(
+    do.call(reproduce_paper, args),
+    progression = function(p) {
+      if (!killed && identical(p$type, "update")) {
+        killed <<- TRUE
+        tools::pskill(pids[2], tools::SIGKILL)
+      }
+    }), error = function(e) e)
+}
+
+test_that("a worker lost in reproduce_paper() is reported with how to resume", {
+  skip_if_no_cluster()
+  skip_on_os("windows")
+  args <- list(datasets = "iris", learners = "dne", kernels = c("linear", "unweighted"),
+               splits = 4, base_kernels = lapply(c(0.5, 2), rbf_kernel), chunk_size = 1)
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  ref <- do.call(reproduce_paper, args)
+  dir <- tempfile("kmaha-ckpt-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  err <- lost_worker_run(c(args, list(checkpoint = dir)))
+  expect_s3_class(err, "kmaha_plan_error")
+  msg <- conditionMessage(err)
+  expect_match(msg, "^reproduce_paper\\(\\) stopped: a future of the plan failed\\. ")
+  expect_match(msg, "\nThe work went to the plan (cluster) as 8 futures: ", fixed = TRUE)
+  expect_match(msg, "[0-9]+ failed \\(kmaha-repro-[0-9]of8")
+  expect_match(msg, sprintf("To resume, run the same reproduce_paper() call again with checkpoint = \"%s\": it reads the cells saved there",
+                            normalizePath(dir)), fixed = TRUE)
+  expect_gte(nrow(err$failed_cells), 1L)
+  expect_identical(names(err$failed_cells), c("dataset", "split", "learner", "kernel"))
+  # resuming (here in this process) gives the rows of an uninterrupted run
+  saved <- length(list.files(dir, pattern = "^cell_"))
+  res <- do.call(reproduce_paper, c(args, list(checkpoint = dir)))
+  expect_identical(attr(res, "run_info")$cells_from_checkpoint, saved)
+  rows <- function(r) {
+    df <- as.data.frame(unclass(r), stringsAsFactors = FALSE)
+    df$seconds <- NULL
+    df
+  }
+  expect_identical(rows(res), rows(ref))
+  # without a checkpoint the error says to use one
+  err <- lost_worker_run(args)
+  expect_s3_class(err, "kmaha_plan_error")
+  expect_match(conditionMessage(err),
+               "The cells computed so far are lost: run reproduce_paper() with `checkpoint = \"<directory>\"` (on a file system the workers share), so that a run that stops can be resumed by running it again.",
+               fixed = TRUE)
+})
+
+test_that("a failed future names the futures still running and those not started", {
+  skip_if_no_cluster()
+  skip_on_os("windows")
+  cl <- parallelly::makeClusterPSOCK(2L, verbose = FALSE)
+  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  old <- future::plan(future::cluster, workers = cl)
+  on.exit(future::plan(old), add = TRUE)
+  # element 1 takes its time, element 2 loses its worker
+  f <- function(i) {
+    if (i == 2) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    Sys.sleep(if (i == 1) 3 else 0)
+    i
+  }
+  environment(f) <- globalenv()
+  err <- tryCatch(kmaha:::plan_lapply(1:6, f, chunk_size = 1, label = "t"),
+                  error = function(e) e)
+  expect_s3_class(err, "kmaha_plan_error")
+  # (a future sent to the dead worker after it fails too)
+  expect_identical(err$failed[1], 2L)
+  expect_identical(err$running, 1L)
+  expect_identical(sort(c(err$failed, err$running, err$not_started, err$finished)), 1:6)
+  # (future's own words for the lost worker first)
+  expect_match(conditionMessage(err), "^[^\n]*t-2of6")
+  expect_match(conditionMessage(err),
+               "\nThe work went to the plan \\(cluster\\) as 6 futures: [12] failed \\(t-2of6(, t-3of6)?\\); 1 was still running \\(t-1of6\\), not waited for; [34] were not started\\.$")
+})
+
+test_that("a missing package gets kmaha's install hint in every backend's wording", {
+  hint <- function(msg) kmaha:::worker_error(simpleError(msg))
+  e <- hint("there is no package called \u2018kmahaNoSuchPkg\u2019")
+  expect_s3_class(e, "kmaha_worker_error")
+  expect_match(conditionMessage(e), "cannot load the package 'kmahaNoSuchPkg' (used by your learner, lambda or kernel function, or by the plan): it is not installed in the R library they use. Install it on every worker machine with install.packages(\"kmahaNoSuchPkg\")",
+               fixed = TRUE)
+  # batchtools' wordings
+  e <- hint("BatchtoolsFutureError for BatchtoolsSlurmFuture ('kmaha-cv-1of2') captured by batchtools: Failed to load packages: kmaha")
+  expect_match(conditionMessage(e), "cannot load kmaha: it is not installed in the R library they use. Install kmaha",
+               fixed = TRUE)
+  e <- hint("Failed to load namespaces: mypkg.helpers, other")
+  expect_match(conditionMessage(e), "cannot load the package 'mypkg.helpers'", fixed = TRUE)
+  # a lost job whose log says R lacked batchtools on the node
+  e <- hint("The job of the future 'kmaha-cv' (scheduler job 7, state FAILED) ended without a result. The end of its log (x.log):\nError in loadNamespace(x) : there is no package called 'batchtools'")
+  expect_match(conditionMessage(e), "cannot load the package 'batchtools'", fixed = TRUE)
+  other <- simpleError("something else")
+  expect_identical(hint("something else"), other)
+  # a plan in this process reports the package the futures need
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  call_ids <- function(ids, job, seeds, progress) ids
+  err <- expect_error(kmaha:::plan_chunks(1:3, call_ids, NULL, list(NULL, NULL, NULL), NULL,
+                                          packages = "kmahaNoSuchPkg"),
+                      class = "kmaha_worker_error")
+  expect_match(conditionMessage(err),
+               "The workers of the future plan (sequential) cannot load the package 'kmahaNoSuchPkg'",
+               fixed = TRUE)
+  skip_if_not_installed("future.batchtools")
+  # batchtools' own wording, from a job run by batchtools in this process
+  dir <- tempfile("kmaha-bt-")
+  dir.create(dir)
+  old_wd <- setwd(dir)
+  on.exit(setwd(old_wd), add = TRUE)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  future::plan(future.batchtools::batchtools_local)
+  err <- expect_error(suppressWarnings(
+    kmaha:::plan_chunks(1:3, call_ids, NULL, list(NULL, NULL, NULL), NULL,
+                        packages = "kmahaNoSuchPkg")),
+    class = "kmaha_worker_error")
+  expect_match(conditionMessage(err),
+               "The workers of the future plan (batchtools_local) cannot load the package 'kmahaNoSuchPkg'",
+               fixed = TRUE)
+  # for batchtools plans the advice is about the jobs' library
+  expect_match(conditionMessage(err), "Sys.setenv(R_LIBS = ", fixed = TRUE)
+})
+
+test_that("a Slurm plan without USER stops before submitting, saying to set it", {
+  skip_if_not_installed("future.batchtools")
+  user <- Sys.getenv("USER", unset = NA)
+  Sys.unsetenv("USER")
+  on.exit(if (!is.na(user)) Sys.setenv(USER = user), add = TRUE)
+  old <- future::plan(future.batchtools::batchtools_slurm, resources = list(ncpus = 1))
+  on.exit(future::plan(old), add = TRUE)
+  expect_error(kmaha(iris[, 1:4], iris$Species, learner = "dne", kernel = "cv",
+                     kernels = lapply(c(0.5, 2), rbf_kernel), cv_folds = 2, seed = 1),
+               "The environment variable USER is not set, and the plan (batchtools_slurm) lists your jobs with the scheduler's command for $USER (Slurm: squeue --user=$USER): it would take every running job for a lost one. Set it before the jobs start, e.g. Sys.setenv(USER = Sys.info()[[\"user\"]]).",
+               fixed = TRUE)
+})
+
+test_that("a thread setting shipped to a worker inside a scheduler's job stays within its allocation", {
+  skip_if_no_cluster()
+  # a worker that runs as inside a Slurm job given one CPU
+  cl <- parallelly::makeClusterPSOCK(
+    1L, verbose = FALSE, rscript_envs = c(SLURM_JOB_ID = "1", SLURM_CPUS_PER_TASK = "1"))
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  old <- future::plan(future::cluster, workers = cl)
+  on.exit(future::plan(old), add = TRUE)
+  old_opt <- options(kmaha.num_threads = 2)
+  on.exit(options(old_opt), add = TRUE)
+  seen <- function(ids, job, seeds, progress) {
+    old <- kmaha:::worker_enter(job$settings)
+    on.exit(options(old))
+    c(option = as.integer(getOption("kmaha.num_threads")), threads = kmaha::kmaha_threads(),
+      explicit = kmaha:::resolve_threads(2L))
+  }
+  environment(seen) <- globalenv()
+  got <- kmaha:::plan_chunks(1L, seen, list(settings = kmaha:::worker_settings()),
+                             list(NULL), NULL)[[1]]
+  expect_identical(got, c(option = 2L, threads = 1L, explicit = 2L))
+})
+
 if (!is.null(cluster_env$cl)) {
   parallel::stopCluster(cluster_env$cl)
   cluster_env$cl <- NULL

@@ -76,3 +76,72 @@ test_that("threaded loops give identical results on 1 and 2 threads", {
   f2 <- suppressWarnings(nca(x, y, max_iter = 20, num_threads = 2))
   expect_equal(f2$L, f1$L, tolerance = 1e-8)
 })
+
+# Evaluate expr with the environment variables `vars` (a named character
+# vector; NA: unset) set, restoring them afterwards.
+with_env <- function(vars, expr) {
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  on.exit({
+    for (nm in names(old)) {
+      if (is.na(old[[nm]])) Sys.unsetenv(nm) else do.call(Sys.setenv, as.list(old[nm]))
+    }
+  }, add = TRUE)
+  for (nm in names(vars)) {
+    if (is.na(vars[[nm]])) Sys.unsetenv(nm) else do.call(Sys.setenv, as.list(vars[nm]))
+  }
+  force(expr)
+}
+
+# Every variable by which parallelly or kmaha could see a scheduler's job.
+no_job <- c(SLURM_JOB_ID = NA, SLURM_CPUS_PER_TASK = NA, SLURM_CPUS_ON_NODE = NA,
+            SLURM_JOB_NUM_NODES = NA, SLURM_NNODES = NA, SLURM_TASKS_PER_NODE = NA,
+            PBS_JOBID = NA, PBS_NUM_PPN = NA, NCPUS = NA, LSB_JOBID = NA,
+            LSB_DJOB_NUMPROC = NA, LSB_MAX_NUM_PROCESSORS = NA, JOB_ID = NA, NSLOTS = NA,
+            KMAHA_NUM_THREADS = NA)
+
+test_that("inside a scheduler's job the thread count follows the allocation and never exceeds it", {
+  old <- options(kmaha.num_threads = NULL)
+  on.exit(options(old), add = TRUE)
+  cores <- with_env(no_job, as.integer(future::availableCores()))
+  slurm <- function(cpus) {
+    v <- no_job
+    v[c("SLURM_JOB_ID", "SLURM_CPUS_PER_TASK")] <- c("42", cpus)
+    v
+  }
+  # outside a job: 2 at most by default, a setting as it is
+  with_env(no_job, {
+    expect_null(kmaha:::job_allocation())
+    expect_identical(kmaha_threads(), min(2L, cores))
+    options(kmaha.num_threads = 4)
+    expect_identical(kmaha_threads(), 4L)
+    options(kmaha.num_threads = NULL)
+  })
+  # a Slurm job given one CPU: one thread, whatever the option or variable
+  with_env(slurm("1"), {
+    expect_identical(kmaha:::job_allocation(), 1L)
+    expect_identical(kmaha_threads(), 1L)
+    options(kmaha.num_threads = 2)
+    expect_identical(kmaha_threads(), 1L)
+    expect_identical(kmaha:::resolve_threads(NULL), 1L)
+    # an explicit argument is taken as it is
+    expect_identical(kmaha:::resolve_threads(2), 2L)
+    fit <- suppressWarnings(nca(iris[, 1:4], iris$Species, max_iter = 5))
+    expect_identical(fit$settings$num_threads, 1L)
+    options(kmaha.num_threads = NULL)
+    with_thread_env("2", expect_identical(kmaha_threads(), 1L))
+  })
+  # a job given all of the machine's CPUs: all of them by default (not 2)
+  with_env(slurm(as.character(cores)), {
+    expect_identical(kmaha_threads(), cores)
+    options(kmaha.num_threads = cores + 3)
+    expect_identical(kmaha_threads(), cores)
+    options(kmaha.num_threads = NULL)
+  })
+  # SGE's job (JOB_ID with NSLOTS)
+  v <- no_job
+  v[c("JOB_ID", "NSLOTS")] <- c("7", "1")
+  with_env(v, {
+    expect_identical(kmaha:::job_allocation(), 1L)
+    expect_identical(kmaha_threads(), 1L)
+  })
+})
