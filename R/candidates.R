@@ -53,7 +53,7 @@ candidate_set <- function(type, kernels) {
 
 # The feature map of a candidate fitted on training inputs xs (a fold's or
 # all of them), with the alignment it computed (or NULL).
-candidate_feature <- function(cand, xs, y, base, ctx, warn = TRUE) {
+candidate_feature <- function(cand, xs, y, base, ctx) {
   kpca_of <- function(kernel) {
     feature_kpca(kernel, base$rank, base$tol, base$landmarks, base$landmark_method,
                  base$kpca_method %||% "auto")
@@ -65,8 +65,9 @@ candidate_feature <- function(cand, xs, y, base, ctx, warn = TRUE) {
       lm <- base$landmarks
       m <- if (is.matrix(lm)) nrow(lm) else lm
       rows <- if (!is.null(m) && m < nrow(xs)) stratified_rows(y, as.integer(m))
+      # the KPCA of the combined kernel says whether it is degenerate
       al <- align_fit(xs, if (is.null(rows)) y else droplevels(y[rows]), cand$kernels,
-                      cand$method, rows, ctx, warn = warn)
+                      cand$method, rows, ctx, warn = FALSE)
       list(fspec = kpca_of(al$kernel), alignment = al)
     })
 }

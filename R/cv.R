@@ -18,18 +18,17 @@
 #'
 #' **Strategies.** `strategy = "exhaustive"` fits every kernel on every fold
 #' (v times the number of kernels fits). `strategy = "fast"` (the default)
-#' first screens the kernels without a learner (k-NN on the 8 leading KPCA
-#' components of each fold, see [score_candidates()]) and fits the learner
-#' for the 3 kernels the screen ranks highest only; a screened-out kernel's
+#' first screens the kernels with a cheap learner (DNE on the 32 leading
+#' KPCA components of each fold, see [score_candidates()]) and fits the
+#' learner for the 3 kernels the screen ranks highest only; a screened-out kernel's
 #' `curve` row has no learner score (`mean` is `NA`), its screen accuracy in
 #' `screen`, and `dropped = TRUE`. The kernels scored are scored exactly as in
 #' the exhaustive strategy (same folds, same fits, the same random stream for
 #' each kernel-fold fit), so the fast choice equals the exhaustive one
 #' whenever the exhaustive winner is among the screen's three.
 #'
-#' The kernel-by-fold fits run through [future.apply::future_lapply()], so
-#' the user's [future::plan()] decides where they run (sequentially by
-#' default). Every kernel-fold fit gets its own parallel random stream
+#' The kernel-by-fold fits run as futures, so the user's [future::plan()]
+#' decides where they run (sequentially by default; see [kmaha-plans]). Every kernel-fold fit gets its own parallel random stream
 #' (L'Ecuyer-CMRG, as with `future.seed = TRUE`), drawn before any fit, so
 #' the result depends neither on the plan nor on which kernels were
 #' screened out. Each fit uses one thread (option `kmaha.num_threads` and

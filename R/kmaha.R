@@ -30,9 +30,13 @@
 #'   plain k-NN on the standardized inputs (`"Euclidean"`: no learned
 #'   metric), the linear learner (`"linear"`), the unweighted sum of
 #'   `kernels`, and the base kernels of `kernels`: with `cv_strategy =
-#'   "fast"` a learner-free screen (k-NN on the 8 leading KPCA components of
-#'   each fold) passes the most promising base kernel to the learner, with
-#'   `"exhaustive"` every base kernel is scored with the learner. The rule
+#'   "fast"` a screen passes the most promising base kernel to the learner
+#'   (on each fold, DNE on the 32 leading KPCA components, and k-NN of the
+#'   held-out rows in its metric; see [score_candidates()]), with
+#'   `"exhaustive"` every base kernel is scored with the learner. With
+#'   `learner = "nca"`, a kernel chosen this way is fitted with a map of at
+#'   most 16 rows (`learner_args$dim` overrides it): as accurate on the
+#'   development data, at a third of the cost. The rule
 #'   (`rule = "auto"`) then takes the best score (a base kernel's score is
 #'   smoothed over its neighbouring bandwidths, weights 1-2-1, when several
 #'   were scored; among equal best scores the middle of the plateau), and

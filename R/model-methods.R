@@ -382,13 +382,14 @@ print.kmaha_model <- function(x, ...) {
   if (!is.null(note)) cat(wrap_lines(sprintf("(%s)", note)))
   method <- if (identical(x$learner, "custom")) "custom" else x$learner
   words <- convergence_words(method, x$convergence)
-  if (!is.null(words)) cat("  optimizer: ", words, "\n", sep = "")
+  if (!is.null(words)) cat(wrap_lines(words, indent = "    ", first = "  optimizer: "))
   if (!is.null(x$convergence$objective)) {
     meaning <- objective_meaning(method)
-    cat(sprintf("  objective: %.6g", x$convergence$objective),
-        if (!is.null(meaning)) paste0(" (", meaning, ")"), "\n", sep = "")
+    cat(wrap_lines(sprintf("%.6g%s", x$convergence$objective,
+                           if (!is.null(meaning)) paste0(" (", meaning, ")") else ""),
+                   indent = "    ", first = "  objective: "))
   }
-  cat("  ", accuracy_words(x$k, x$train_accuracy), "\n", sep = "")
+  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy), indent = "    ", first = "  "))
   invisible(x)
 }
 

@@ -255,7 +255,9 @@ pipeline_apply <- function(model, x, type, k, ctx) {
   in_core <- fm$type == "identity" || (!is_precomputed(fm$kernel) && kernel_in_core(fm$kernel))
   if (in_core) return(finish(core_pipeline_apply(core, x, NULL, type, k, ctx)))
   # Kernel rows from R: the precomputed rows themselves, or an R kernel's
-  # rows against the training points, a block of new rows at a time.
+  # rows against the training points (of the scaled rows), a block of new
+  # rows at a time; the core then starts from the kernel rows.
+  core$center <- core$scale <- NULL
   if (is_precomputed(fm$kernel)) return(finish(core_pipeline_apply(core, NULL, x, type, k, ctx)))
   xs <- apply_scaling(x, model$prep)
   m <- nrow(xs)

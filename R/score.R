@@ -10,7 +10,8 @@
 # components of each fold, all kernels from one product of the inputs)
 # first picks the few base kernels worth a learner; every other candidate
 # (Euclidean k-NN, the linear learner, the unweighted sum) is always scored
-# with the learner.  The fits run through future.apply (R/parallel.R).
+# with the learner.  The fits run as futures on the user's plan
+# (plan_chunks(), R/parallel.R).
 
 #' Score candidate pipelines by cross-validation
 #'
@@ -31,17 +32,21 @@
 #'
 #' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
 #' fold. `strategy = "fast"` (the default) first *screens* the base kernels
-#' without a learner: on each fold, the kernel PCA of the fold's training
-#' rows keeps its 8 leading components, the held-out rows are projected
-#' onto them, and each is classified by k-NN among the training rows there.
-#' Only the `shortlist` base kernels with the most held-out rows right in
-#' that screen (ties: the first in `kernels`) are then scored with the
-#' learner, with every other candidate. The screen costs about as much as
-#' one learner fit (all kernels and folds in one call of the compiled code,
-#' from one matrix of inner products), and on the development data it picked
-#' bandwidths whose chosen pipelines were as accurate as the exhaustive
-#' scoring's (`bench/screen-study.R`). Screened-out kernels keep their
-#' screen score in `curve$screen` and have no learner score (`mean` is
+#' with a cheap learner: on each fold, the kernel PCA of the fold's training
+#' rows keeps its 32 leading components, DNE (a closed-form metric learner)
+#' maps them, and each held-out row is classified by k-NN among the training
+#' rows in that metric. Only the `shortlist` base kernels with the most
+#' held-out rows right in the screen (ties: the first in `kernels`) are then
+#' scored with the learner, with every other candidate. The screen reads at
+#' most 150 rows (drawn within folds and classes); along an ordered grid of
+#' bandwidths (such as [paper_kernels()]) it screens every other kernel,
+#' then the neighbours of the best; it passes over kernels that are
+#' numerically degenerate, or so narrow that nearest neighbours are almost
+#' orthogonal in feature space. All of it is one call of the compiled code,
+#' from one product of the inputs, for built-in kernels. On the development
+#' data (`bench/screen-study.R`) the pipelines chosen this way were as
+#' accurate as those of the exhaustive scoring. Screened-out kernels keep
+#' their screen score in `curve$screen` and have no learner score (`mean` is
 #' `NA`, `dropped` is `TRUE`). Kernels evaluated in R (see
 #' [kernel-sources]) are screened in R, more slowly.
 #'
@@ -52,9 +57,9 @@
 #' which other candidates were scored: the scores of `candidates = "auto"`
 #' and `"kernels"` agree on the kernels both scored with the learner.
 #'
-#' **Parallel work.** The candidate-by-fold fits run through
-#' [future.apply] on the user's [future::plan()], one thread each; progress
-#' is signalled through \pkg{progressr}. A fit that fails on a fold scores
+#' **Parallel work.** The candidate-by-fold fits run as futures on the
+#' user's [future::plan()] (see [kmaha-plans]), one thread each; progress is
+#' signalled through \pkg{progressr}. A fit that fails on a fold scores
 #' `NA` there (`errors`); warnings of the fold fits are collected
 #' (`warnings`) and summarised in one warning.
 #'
@@ -189,12 +194,19 @@ score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
   # set, so "auto" and "kernels" share their streams).
   tasks <- expand.grid(fold = seq_len(v), cand = seq_len(nc))
   n_tasks <- nrow(tasks)
-  seeds <- task_seeds(n_tasks)
   is_kernel <- vapply(cands, function(cd) identical(cd$kind, "kernel"), NA)
+  fast <- strategy == "fast" && sum(is_kernel) > shortlist
+  seeds <- task_seeds(n_tasks)
+  # The rows the screen reads: at most screen_max_rows, drawn within each
+  # fold and class after the tasks' streams (which the exhaustive strategy
+  # shares).
+  srows <- if (fast) screen_rows(y, fold_id, screen_max_rows)
   learn <- rep(TRUE, nc)
   screen <- NULL
-  if (strategy == "fast" && sum(is_kernel) > shortlist) {
-    screen <- screen_candidates(xs, y, cands[is_kernel], fold_id, k, base$tol, ctx)
+  if (fast) {
+    screen <- screen_candidates(xs[srows, , drop = FALSE], droplevels(y[srows]),
+                                cands[is_kernel], as.integer(factor(fold_id[srows])),
+                                k, base$tol, ctx)
     keep <- which(is_kernel)[screen_order(screen)[seq_len(shortlist)]]
     learn[is_kernel] <- FALSE
     learn[keep] <- TRUE
@@ -278,6 +290,23 @@ kernel_grid <- function(kernels) {
   all(diff(s) > 0)
 }
 
+# At most `m` rows for the screen, drawn at random within each fold and
+# class in proportion (all rows when there are not more): the screen only
+# ranks bandwidths, which a sample of this size ranks as the whole does, and
+# its cost grows with the cube of the rows (bench/default-dev.R).
+screen_rows <- function(y, fold_id, m) {
+  n <- length(y)
+  if (n <= m) return(seq_len(n))
+  g <- interaction(fold_id, y, drop = TRUE)
+  idx <- split(seq_len(n), g)
+  want <- pmax(1L, round(lengths(idx) * m / n))
+  sort(unlist(lapply(seq_along(idx), function(j) {
+    i <- idx[[j]]
+    if (length(i) <= want[j]) i else i[sample.int(length(i), want[j])]
+  }), use.names = FALSE))
+}
+screen_max_rows <- 150L
+
 # Leading KPCA components the screen's DNE maps (q of kmaha/screen.hpp): on
 # the development data DNE on 32 components screened as well as k-NN on the
 # 8 leading ones (kernel = "auto"'s test accuracy 0.8547 / 0.8416 against
@@ -285,14 +314,19 @@ kernel_grid <- function(kernels) {
 # separate two thin concentric rings (bench/screen-study.R).
 screen_components <- 32L
 
-# Base kernels in the order the screen ranks them: most held-out rows right
-# first (ties in the order of `kernels`); numerically degenerate, unscreened
-# or unscored kernels last.
+# Base kernels in the order the screen ranks them: those it scored, most
+# held-out rows right first (ties in the order of `kernels`); then those it
+# did not screen, nearest on the grid to the best scored one first; last the
+# numerically degenerate ones and those near the identity.
 screen_order <- function(screen) {
   acc <- screen$accuracy
-  bad <- rowSums(screen$degenerate) > 0L | is.na(acc)
-  acc[bad] <- -Inf
-  order(-acc, seq_along(acc))
+  n <- length(acc)
+  bad <- rowSums(screen$degenerate) > 0L | screen$near_identity %in% TRUE
+  scored <- !is.na(acc) & !bad
+  tier <- ifelse(scored, 1L, ifelse(bad, 3L, 2L))
+  top <- if (any(scored)) which(scored)[order(-acc[scored], which(scored))][1] else 1L
+  key <- ifelse(tier == 1L, -acc, ifelse(tier == 2L, abs(seq_len(n) - top), 0))
+  order(tier, key, seq_len(n))
 }
 
 # Runs the tasks `ids` as one round of futures (one per worker, see
@@ -371,7 +405,7 @@ score_task <- function(t, job, progress) {
   out <- tryCatch(withCallingHandlers({
     ytr <- droplevels(job$y[tr])
     xtr <- job$x[tr, , drop = FALSE]
-    f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx, warn = FALSE)
+    f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx)
     spec <- candidate_spec(job$spec, cand, chosen = TRUE)
     # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
     # expected here: no warning per fold; the fit is flagged, and the choice

@@ -22,9 +22,9 @@ folds <- 5
 variants <- list(
   default = function() NULL,
   folds3 = function() folds <<- 3,
-  prefilter3 = function() set_const("screen_prefilter", 3L),
-  prefilter0 = function() set_const("screen_prefilter", 21L),
-  dimfull = function() set_const("nca_choice_dim", 100000L))
+  dimfull = function() set_const("nca_choice_dim", 100000L),
+  screen_all_rows = function() set_const("screen_max_rows", 100000L),
+  screen100 = function() set_const("screen_max_rows", 100L))
 variants[[variant]]()
 paper_sets <- paper_datasets()$name
 load_any <- function(s) {

@@ -101,7 +101,7 @@ holdout_split <- function(y, n_train, max_test = 2000) {
   idx <- split(seq_along(y), y)
   nt <- lengths(idx)
   want <- round(n_train * nt / sum(nt))
-  want <- pmax(want, ifelse(nt >= 3, 2, pmin(1, nt)))
+  want <- pmin(pmax(want, ifelse(nt >= 3, 2, pmin(1, nt))), nt - 1L)
   tr <- unlist(lapply(seq_along(idx), function(j) {
     i <- idx[[j]]; i[sample.int(length(i), want[j])] }), use.names = FALSE)
   te <- setdiff(seq_along(y), tr)

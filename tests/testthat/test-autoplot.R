@@ -106,7 +106,7 @@ test_that("autoplot() of a cross-validation draws the curve, the reference lines
   skip_if_not_installed("ggplot2")
   kern <- lapply(10^c(-1.5, -1, -0.5, 0, 0.5), rbf_kernel)
   fit <- kmaha(iris_x, iris$Species, learner = "dne", kernel = "auto", kernels = kern,
-               cv_folds = 3, seed = 2)
+               cv_folds = 3, seed = 2, cv_strategy = "exhaustive")
   cv <- fit$kernel_choice$cv
   p <- ggplot2::autoplot(fit, which = "kernel")
   b <- ggplot2::ggplot_build(p)

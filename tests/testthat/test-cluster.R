@@ -237,7 +237,7 @@ test_that("a worker with another kmaha version is named as such", {
   job$settings$version_error <- gsub(here, "0.0.1", job$settings$version_error, fixed = TRUE)
   msg <- sprintf("A worker of the future plan runs kmaha %s, but this session runs kmaha 0.0.1: install the same version of kmaha on every worker (e.g. R CMD INSTALL kmaha_0.0.1.tar.gz in the library the workers use).",
                  here)
-  expect_error(kmaha:::cv_chunk_call(1L, job, list(), function(...) NULL), msg, fixed = TRUE)
+  expect_error(kmaha:::score_chunk_call(1L, job, list(), function(...) NULL), msg, fixed = TRUE)
   expect_error(kmaha:::repro_cell_call(1L, job, function(...) NULL), msg, fixed = TRUE)
 })
 

@@ -42,7 +42,7 @@ test_that("a zero (centred) kernel matrix is a kmaha_degenerate_error", {
   x <- matrix(rep(c(1, 2), each = 6), 6)
   e <- core_condition(kpca(x, rbf_kernel(1)))
   expect_kmaha_error(e, "degenerate", "the centred kernel matrix is zero")
-  e <- core_condition(kmaha:::core_kpca_gram(matrix(1, 4, 4), 0L, 1e-8, "full", test_ctx()))
+  e <- core_condition(kmaha:::core_kpca_gram(matrix(1, 4, 4), NULL, 0L, 1e-8, "full", test_ctx()))
   expect_kmaha_error(e, "degenerate", "the centred kernel matrix is zero")
 })
 
@@ -60,7 +60,7 @@ test_that("non-finite values are a kmaha_numerical_error", {
 })
 
 test_that("arguments R should have checked are a kmaha_invalid_error", {
-  e <- core_condition(kmaha:::core_kpca_gram(diag(3), 0L, 1e-8, "bogus", test_ctx()))
+  e <- core_condition(kmaha:::core_kpca_gram(diag(3), NULL, 0L, 1e-8, "bogus", test_ctx()))
   expect_kmaha_error(e, "invalid", "unknown KPCA method 'bogus'")
   e <- core_condition(kmaha:::core_knn_classify(diag(3), c(0L, 1L, 1L), 2L, diag(3), 1L,
                                                 FALSE, test_ctx()))

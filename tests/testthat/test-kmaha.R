@@ -149,8 +149,9 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   ref <- align_kernels(scale(as.matrix(x)), y, kk)
   expect_equal(fa$kernel_choice$alignment$weights, ref$weights)
   expect_identical(fa$kernel_choice$type, "align")
-  fl <- kmaha(x, y, learner = "dne", kernel = "align_lp", kernels = kk)
-  expect_identical(fl$kernel_choice$alignment$method, "lp")
+  # the LP alignment is the paper's bound, not a kernel choice
+  expect_error(kmaha(x, y, learner = "dne", kernel = "align_lp", kernels = kk),
+               "`kernel = \"align_lp\"` is no longer a kernel choice", fixed = TRUE)
   fc1 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
                seed = 4)
   fc2 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
@@ -221,7 +222,7 @@ test_that("bad input gives clear errors", {
   x <- iris[, 1:4]
   y <- iris$Species
   expect_error(kmaha(x, y, kernel = "rbf"),
-               "`kernel` must be a kernel object such as rbf_kernel(1), or one of",
+               "`kernel` must be a kernel object such as rbf_kernel(1), one of",
                fixed = TRUE)
   expect_error(kmaha(x, y, learner = "svm"),
                "`learner` must be \"nca\", \"lmnn\", \"dne\" or a function", fixed = TRUE)

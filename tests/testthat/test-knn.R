@@ -162,17 +162,17 @@ test_that("apply_map() is x %*% t(L) with the same dimnames, through Eigen", {
   set.seed(41)
   x <- matrix(rnorm(37 * 5), 37, 5, dimnames = list(paste0("r", 1:37), NULL))
   L <- matrix(rnorm(3 * 5), 3, 5, dimnames = list(paste0("dim", 1:3), NULL))
-  z <- apply_map(x, L)
+  z <- apply_map(x, L, test_ctx())
   expect_equal(z, x %*% t(L), tolerance = 1e-13)
   expect_identical(dimnames(z), list(rownames(x), rownames(L)))
   # integer input, one row, and an empty inner dimension
   xi <- matrix(1:10, 2, 5)
-  expect_equal(apply_map(xi, L), xi %*% t(L), tolerance = 1e-13, ignore_attr = TRUE)
-  expect_equal(apply_map(x[1, , drop = FALSE], L), x[1, , drop = FALSE] %*% t(L),
+  expect_equal(apply_map(xi, L, test_ctx()), xi %*% t(L), tolerance = 1e-13, ignore_attr = TRUE)
+  expect_equal(apply_map(x[1, , drop = FALSE], L, test_ctx()), x[1, , drop = FALSE] %*% t(L),
                tolerance = 1e-13)
-  expect_equal(apply_map(matrix(0, 4, 0), matrix(0, 2, 0)), matrix(0, 4, 2),
+  expect_equal(apply_map(matrix(0, 4, 0), matrix(0, 2, 0), test_ctx()), matrix(0, 4, 2),
                ignore_attr = TRUE)
-  expect_error(apply_map(x, L[, 1:4]), "one column per column of X")
+  expect_error(apply_map(x, L[, 1:4], test_ctx()), "one column per column of X")
 })
 
 test_that("target_neighbors() bounds k by the rows there are", {

@@ -181,9 +181,10 @@ test_that("summary(cv_kernel()) lists the candidates and the choice", {
   cv <- cv_kernel(scale(train_m[, 1:4]), train_m$Species, "dne",
                   kernels = lapply(c(0.5, 5), rbf_kernel), folds = 3, seed = 1)
   s <- summary(cv)
-  expect_s3_class(s, "summary.kmaha_cv")
+  expect_s3_class(s, "summary.kmaha_scores")
   expect_identical(s$table$candidate, c("RBF sigma = 0.5", "RBF sigma = 5"))
   expect_identical(which(s$table$chosen), cv$best)
   expect_output(print(s), "3-fold cross-validation of DNE", fixed = TRUE)
-  expect_output(print(s), "Chosen because: highest mean CV accuracy", fixed = TRUE)
+  expect_output(print(s), "Chosen because: RBF sigma = 0.5 has the highest mean CV accuracy",
+                fixed = TRUE)
 })

@@ -1,0 +1,205 @@
+# Kernel choice in two steps, score then select (R/score.R, R/select.R):
+# the scored-candidates object, re-selection without re-scoring, fold
+# scores that equal predict() of the fold's fit, the screen, the context's
+# thread count reaching every call, and time limits that stop the scoring.
+
+sc_data <- function() {
+  set.seed(4)
+  n <- 90
+  y <- factor(rep(c("a", "b", "c"), length.out = n))
+  x <- matrix(rnorm(n * 4), n) + 1.5 * cbind(as.integer(y), -as.integer(y), 0, 0)
+  colnames(x) <- paste0("v", 1:4)
+  list(x = x, y = y)
+}
+sc_kernels <- function() lapply(c(0.25, 0.5, 1, 2, 4), rbf_kernel)
+
+test_that("re-selecting from a scored object equals a fresh fit, under either rule", {
+  d <- sc_data()
+  ks <- sc_kernels()
+  # scored once with the "cv" rule's shortlist: both rules read it
+  sc <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 3, shortlist = 3)
+  expect_s3_class(sc, "kmaha_scores")
+  expect_false(inherits(sc, "kmaha_cv"))
+  fresh_auto <- kmaha(d$x, d$y, learner = "dne", kernels = ks, seed = 3)
+  fresh_cv <- kmaha(d$x, d$y, learner = "dne", kernels = ks, seed = 3, kernel = "cv")
+  re_auto <- kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc)
+  re_cv <- kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc, rule = "cv")
+  expect_identical(re_auto$kernel_choice$cv$best, fresh_auto$kernel_choice$cv$best)
+  expect_identical(re_cv$kernel_choice$cv$best, fresh_cv$kernel_choice$cv$best)
+  expect_identical(re_auto$L, fresh_auto$L)
+  expect_identical(re_cv$L, fresh_cv$L)
+  expect_identical(predict(re_auto, d$x), predict(fresh_auto, d$x))
+  # the base kernels the learner scored have the same scores in both
+  a <- fresh_auto$kernel_choice$cv$curve
+  s <- sc$curve
+  on <- s$kind == "kernel" & !s$dropped & !a$dropped[seq_len(nrow(s))]
+  expect_equal(a$mean[on], s$mean[on])
+  expect_true(re_cv$kernel_choice$scored)
+  expect_identical(re_cv$kernel_choice$type, "cv")
+  # the formula interface: the same scores, and kmaha() reads them
+  df <- data.frame(d$x, cls = d$y)
+  sf <- score_candidates(cls ~ ., df, learner = "dne", kernels = ks, seed = 3, shortlist = 3)
+  expect_equal(sf$curve$mean, sc$curve$mean)
+  ff <- kmaha(cls ~ ., df, learner = "dne", kernels = ks, kernel = sf)
+  expect_identical(unname(predict(ff, df)), unname(predict(re_auto, d$x)))
+})
+
+test_that("a fold's score is predict() of the candidate fitted on the fold", {
+  d <- sc_data()
+  ks <- sc_kernels()
+  sc <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 5,
+                         strategy = "exhaustive")
+  xs <- scale(d$x)
+  for (j in c(which(sc$curve$kind == "kernel")[c(1, 3)], which(sc$curve$kind == "linear"),
+              which(sc$curve$kind == "unweighted"))) {
+    kern <- switch(sc$curve$kind[j], linear = "linear", unweighted = kernel_sum(ks),
+                   ks[[which(vapply(ks, function(k) k$sigma, 0) == sc$curve$sigma[j])]])
+    for (f in 1:5) {
+      te <- sc$folds == f
+      fit <- kmaha(xs[!te, ], droplevels(d$y[!te]), learner = "dne", kernel = kern,
+                   scale = FALSE)
+      expect_identical(as.character(predict(fit, xs[te, ])) == as.character(d$y[te]),
+                       sc$correct[te, j], label = paste(sc$curve$label[j], "fold", f))
+    }
+  }
+  # Euclidean: 1-NN among the fold's training rows
+  j <- which(sc$curve$kind == "euclidean")
+  te <- sc$folds == 2
+  nn <- knn_classify(xs[!te, ], d$y[!te], xs[te, ])$class
+  expect_identical(as.character(nn) == as.character(d$y[te]), sc$correct[te, j])
+})
+
+test_that("the screen passes the shortlist to the learner and keeps its scores", {
+  d <- sc_data()
+  ks <- paper_kernels()
+  sc <- score_candidates(d$x, d$y, learner = "dne", seed = 1)
+  ker <- sc$curve$kind == "kernel"
+  expect_identical(sum(ker & !sc$curve$dropped), 1L)
+  # the one passed on has the best screen score (the first on ties)
+  best <- which(ker)[order(-ifelse(is.na(sc$curve$screen[ker]), -Inf, sc$curve$screen[ker]),
+                           which(ker))[1]]
+  expect_false(sc$curve$dropped[best])
+  expect_true(all(is.na(sc$curve$mean[ker & sc$curve$dropped])))
+  expect_false(any(sc$curve$dropped[!ker]))
+  # an ordered grid: every other bandwidth is screened, and the neighbours
+  # of the best; the narrowest are passed over as near the identity
+  screened <- !is.na(sc$curve$screen[ker])
+  expect_lt(sum(screened), 21L)
+  expect_true(all(screened[seq(1, 21, by = 2)] | is.na(sc$curve$screen[ker][seq(1, 21, by = 2)])))
+  # the exhaustive strategy scores every kernel with the learner
+  ex <- score_candidates(d$x, d$y, learner = "dne", seed = 1, strategy = "exhaustive")
+  expect_false(any(ex$curve$dropped))
+  expect_true(all(is.na(ex$curve$screen)))
+})
+
+test_that("the screen separates two thin rings as the learner does", {
+  ring <- function(n_per, seed) {
+    set.seed(seed)
+    t1 <- runif(n_per, 0, 2 * pi)
+    t2 <- runif(n_per, 0, 2 * pi)
+    list(x = rbind(cbind(cos(t1), sin(t1)), 1.05 * cbind(cos(t2), sin(t2))),
+         y = factor(rep(c("inner", "outer"), each = n_per)))
+  }
+  tr <- ring(100, 1)
+  te <- ring(200, 2)
+  for (lr in c("dne", "nca")) {
+    fit <- kmaha(tr$x, tr$y, learner = lr, seed = 1)
+    cv <- fit$kernel_choice$cv
+    expect_identical(cv$curve$kind[cv$best], "kernel", label = lr)
+    expect_gt(mean(predict(fit, te$x) == te$y), 0.9)
+  }
+})
+
+test_that("scores are checked against the data and settings of the fit", {
+  d <- sc_data()
+  ks <- sc_kernels()
+  sc <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 1)
+  expect_error(kmaha(d$x[-1, ], d$y[-1], learner = "dne", kernels = ks, kernel = sc),
+               "`kernel` holds scores of other data", fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, learner = "nca", kernels = ks, kernel = sc),
+               "`kernel` holds scores computed with learner = \"dne\", but this fit has learner = \"nca\"",
+               fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc, k = 3),
+               "computed with k = 1, but this fit has k = 3", fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, kernel = rbf_kernel(1), rule = "cv"),
+               "`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = a kernel object.",
+               fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc, rule = "best"),
+               "`rule` must be \"auto\" or \"cv\".", fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, kernel = "align_lp"), "is no longer a kernel choice",
+               fixed = TRUE)
+})
+
+test_that("print, summary, tidy and autoplot show scores with and without a choice", {
+  d <- sc_data()
+  sc <- score_candidates(d$x, d$y, learner = "dne", kernels = sc_kernels(), seed = 1)
+  out <- capture.output(print(sc))
+  expect_match(out[1], "<kmaha scores> 5-fold CV of DNE, 8 candidate pipelines", fixed = TRUE)
+  expect_true(any(grepl("best scores:", out, fixed = TRUE)))
+  expect_true(all(nchar(out) <= 80L))
+  fit <- kmaha(d$x, d$y, learner = "dne", kernels = sc_kernels(), kernel = sc)
+  out <- capture.output(print(fit))
+  expect_true(all(nchar(out) <= 80L))
+  expect_true(any(grepl("why:", out, fixed = TRUE)))
+  s <- capture.output(print(summary(sc)))
+  expect_true(any(grepl("screen", s, fixed = TRUE)))
+  if (requireNamespace("generics", quietly = TRUE)) {
+    td <- generics::tidy(fit$kernel_choice$cv)
+    expect_identical(nrow(td), nrow(sc$curve))
+  }
+})
+
+test_that("print() names what the choice chose: Euclidean, the linear learner or a kernel", {
+  d <- sc_data()
+  sc <- score_candidates(d$x, d$y, learner = "dne", kernels = sc_kernels(), seed = 1)
+  eu <- which(sc$curve$kind == "euclidean")
+  # Euclidean made to win clearly on the held-out points
+  sc$correct[, eu] <- TRUE
+  sc$accuracy[eu, ] <- 1
+  sc$curve$mean[eu] <- 1
+  fit <- kmaha(d$x, d$y, learner = "dne", kernels = sc_kernels(), kernel = sc)
+  expect_identical(fit$learner, "euclidean")
+  out <- paste(capture.output(print(fit)), collapse = " ")
+  expect_match(out, "none: Euclidean k-NN on the inputs (no metric learned)", fixed = TRUE)
+  expect_false(grepl("the linear learner,", out, fixed = TRUE))
+  expect_s3_class(fit, "kmaha_linear")
+  expect_identical(predict(fit, d$x), knn_classify(scale(d$x), d$y, scale(d$x))$class)
+})
+
+test_that("num_threads = 1 reaches every call of the compiled code", {
+  d <- sc_data()
+  old <- options(kmaha.num_threads = 2)
+  on.exit(options(old), add = TRUE)
+  kmaha:::core_threads_seen(TRUE)
+  f <- kmaha(d$x, d$y, seed = 1, num_threads = 1)
+  f2 <- kmaha(d$x, d$y, learner = "dne", kernel = "align", num_threads = 1)
+  f3 <- suppressWarnings(kmaha(d$x, d$y, learner = "lmnn", kernel = "cv",
+                              kernels = sc_kernels(), seed = 1, num_threads = 1,
+                              learner_args = list(max_iter = 30)))
+  sc <- score_candidates(d$x, d$y, learner = "dne", seed = 1, num_threads = 1)
+  cv <- cv_kernel(scale(d$x), d$y, "dne", kernels = sc_kernels(), seed = 1, num_threads = 1)
+  expect_identical(kmaha:::core_threads_seen(), 1L)
+  # and the default reaches two threads (the diagnostic sees them)
+  invisible(kernel_matrix(rbf_kernel(1), d$x))
+  expect_identical(kmaha:::core_threads_seen(), 2L)
+})
+
+test_that("a time limit stops the whole scoring, not one fold's fit", {
+  d <- sc_data()
+  slow <- function(x, y, ...) {
+    Sys.sleep(0.4)
+    diag(ncol(x))
+  }
+  res <- withCallingHandlers(
+    tryCatch({
+      setTimeLimit(elapsed = 0.2, transient = TRUE)
+      kmaha(d$x, d$y, learner = slow, kernels = sc_kernels(), seed = 1)
+    }, error = function(e) e),
+    warning = function(w) stop("unexpected warning: ", conditionMessage(w)))
+  setTimeLimit()
+  expect_s3_class(res, "error")
+  expect_match(conditionMessage(res), "time limit", fixed = TRUE)
+  expect_false(grepl("cross-validation fits", conditionMessage(res), fixed = TRUE))
+  # R is usable afterwards
+  expect_s3_class(kmaha(d$x, d$y, learner = "dne", kernel = "linear"), "kmaha_fit")
+})
