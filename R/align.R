@@ -431,3 +431,35 @@ plot.kmaha_alignment <- function(x, ...) {
                   line = label_lines + 1)
   invisible(x)
 }
+
+# --------------------------------------------------------------------------
+# Kernel alignment with kernels evaluated in R, or precomputed Gram
+# matrices: the Frobenius products of core_alignment_products() (S, b, l1,
+# min_entry, y_norm), accumulated over blocks of columns as the core does.
+# `block_gram(j, cols)` returns the n x length(cols) slice of base Gram j.
+alignment_products_r <- function(block_gram, m, y, p) {
+  n <- length(y)
+  yi <- as.integer(y)
+  off <- -1 / (p - 1)
+  counts <- tabulate(yi, p)
+  same <- sum(counts^2)
+  out <- list(S = matrix(0, m, m), b = numeric(m), l1 = numeric(m),
+              min_entry = rep(Inf, m),
+              y_norm = sqrt(same + (n * n - same) * off^2))
+  b <- max(1L, min(n, as.integer(floor(4e6 / (n * m)))))
+  for (s in seq(1L, n, by = b)) {
+    cols <- s:min(n, s + b - 1L)
+    G <- matrix(0, n * length(cols), m)
+    for (j in seq_len(m)) {
+      Kb <- block_gram(j, cols)
+      out$l1[j] <- out$l1[j] + sum(abs(Kb))
+      out$min_entry[j] <- min(out$min_entry[j], min(Kb))
+      G[, j] <- Kb
+    }
+    yv <- ifelse(outer(yi, yi[cols], "=="), 1, off)
+    out$S <- out$S + crossprod(G)
+    out$b <- out$b + drop(crossprod(G, as.vector(yv)))
+  }
+  out$S <- (out$S + t(out$S)) / 2
+  out
+}

@@ -39,13 +39,14 @@ class_legend <- function(p, title = "class") {
 #'   cross-validation curve or the alignment weights, below).
 #' * a cross-validation ([cv_kernel()], or `kernel_choice$cv` of a fit):
 #'   the mean CV accuracy against \eqn{\log_{10}\sigma} with bars of one
-#'   standard deviation over the folds; kernels dropped by the fast strategy
-#'   after the first fold are crosses (their one-fold accuracy), candidates
-#'   without a bandwidth (the linear learner, the unweighted sum, the
-#'   aligned combination of `kernel = "auto"`) are horizontal reference
-#'   lines, and the chosen candidate is circled in red (a thick red line for
-#'   a reference line). Without any bandwidth the candidates are on a
-#'   discrete axis.
+#'   standard deviation over the folds; kernels the screen of the fast
+#'   strategy did not pass to the learner are triangles at their screen
+#'   accuracy (see [score_candidates()]), candidates without a bandwidth
+#'   (Euclidean k-NN, the linear learner, the unweighted sum of `kernel =
+#'   "auto"`) are horizontal reference lines, and the chosen candidate, when
+#'   there is one, is circled in red (a thick red line for a reference
+#'   line). Without any bandwidth the candidates are on a discrete axis. A
+#'   scored-candidates object ([score_candidates()]) is drawn the same way.
 #' * an alignment ([align_kernels()]): each base kernel's share of the
 #'   normalised weight over \eqn{\log_{10}\sigma}.
 #' * a reproduction ([reproduce_paper()], [paper_reproduction()]): per cell
@@ -131,48 +132,61 @@ autoplot.kmaha_cv <- function(object, ...) {
   d <- tidy.kmaha_cv(object)
   d$lo <- d$mean - ifelse(is.na(d$sd), 0, d$sd)
   d$hi <- d$mean + ifelse(is.na(d$sd), 0, d$sd)
-  d$status <- ifelse(d$dropped, "dropped after the first fold", "all folds")
-  ker <- d[d$kind == "kernel" & !is.na(d$sigma) & !is.na(d$mean), ]
+  # a base kernel the screen did not pass to the learner: its screen score
+  screened_out <- d$kind == "kernel" & is.na(d$mean) & !is.na(d$screen)
+  d$status <- ifelse(screened_out, "screen only (DNE on 32 KPCA components)",
+                     "scored by the learner")
+  d$y <- ifelse(screened_out, d$screen, d$mean)
+  shapes <- c("scored by the learner" = 19, "screen only (DNE on 32 KPCA components)" = 2)
+  ker <- d[d$kind == "kernel" & !is.na(d$sigma) & !is.na(d$y), ]
   other <- d[!(d$kind == "kernel" & !is.na(d$sigma)) & !is.na(d$mean), ]
   title <- sprintf("%d-fold CV of %s", ncol(object$accuracy), object$learner)
   ylab <- "CV accuracy (mean +/- sd)"
+  best <- d[d$chosen, ]
+  subtitle <- if (nrow(best)) sprintf("chosen: %s", best$candidate) else NULL
   if (!nrow(ker)) {
-    d <- d[!is.na(d$mean), ]
+    d <- d[!is.na(d$y), ]
     d$candidate <- factor(d$candidate, levels = d$candidate)
-    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$candidate, y = .data$mean)) +
+    g <- ggplot2::ggplot(d, ggplot2::aes(x = .data$candidate, y = .data$y)) +
       ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0.2) +
       ggplot2::geom_point(ggplot2::aes(shape = .data$status), size = 2) +
-      ggplot2::geom_point(data = d[d$chosen, ], shape = 1, size = 5, colour = "red") +
-      ggplot2::scale_shape_manual(values = c("all folds" = 19, "dropped after the first fold" = 4),
-                                  name = NULL) +
-      ggplot2::labs(x = "candidate", y = ylab, title = title) +
-      ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1)))
+      ggplot2::scale_shape_manual(values = shapes, name = NULL) +
+      ggplot2::labs(x = "candidate", y = ylab, title = title, subtitle = subtitle) +
+      ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1))
+    if (nrow(best)) g <- g + ggplot2::geom_point(data = d[d$chosen, ], shape = 1, size = 5,
+                                                 colour = "red")
+    return(g)
   }
   ker$log_sigma <- log10(ker$sigma)
-  g <- ggplot2::ggplot(ker, ggplot2::aes(x = .data$log_sigma, y = .data$mean)) +
-    ggplot2::geom_line(colour = "grey30") +
-    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0.04,
-                           colour = "grey30") +
+  scored <- ker[ker$status == "scored by the learner", ]
+  g <- ggplot2::ggplot(ker, ggplot2::aes(x = .data$log_sigma, y = .data$y)) +
+    ggplot2::geom_line(data = scored, colour = "grey30") +
+    ggplot2::geom_errorbar(data = scored, ggplot2::aes(ymin = .data$lo, ymax = .data$hi),
+                           width = 0.04, colour = "grey30") +
     ggplot2::geom_point(ggplot2::aes(shape = .data$status), size = 2) +
-    ggplot2::scale_shape_manual(values = c("all folds" = 19, "dropped after the first fold" = 4),
-                                name = NULL)
+    ggplot2::scale_shape_manual(values = shapes, name = NULL)
   if (nrow(other)) {
     g <- g + ggplot2::geom_hline(data = other,
                                  ggplot2::aes(yintercept = .data$mean, linetype = .data$candidate),
                                  colour = "grey40") +
       ggplot2::scale_linetype_discrete(name = "other candidates")
   }
-  best <- d[d$chosen, ]
-  if (best$kind == "kernel" && !is.na(best$sigma)) {
-    best$log_sigma <- log10(best$sigma)
-    g <- g + ggplot2::geom_point(data = best, shape = 1, size = 5, colour = "red")
-  } else {
-    g <- g + ggplot2::geom_hline(data = best, ggplot2::aes(yintercept = .data$mean),
-                                 colour = "red", linewidth = 1)
+  if (nrow(best)) {
+    if (best$kind == "kernel" && !is.na(best$sigma)) {
+      best$log_sigma <- log10(best$sigma)
+      g <- g + ggplot2::geom_point(data = best, shape = 1, size = 5, colour = "red")
+    } else {
+      g <- g + ggplot2::geom_hline(data = best, ggplot2::aes(yintercept = .data$mean),
+                                   colour = "red", linewidth = 1)
+    }
   }
-  g + ggplot2::labs(x = expression(log[10] ~ sigma), y = ylab,
-                    title = title, subtitle = sprintf("chosen: %s", best$candidate))
+  g + ggplot2::labs(x = expression(log[10] ~ sigma), y = ylab, title = title,
+                    subtitle = subtitle)
 }
+
+#' @rdname autoplot.kmaha_model
+#' @exportS3Method ggplot2::autoplot
+autoplot.kmaha_scores <- function(object, ...) autoplot.kmaha_cv(object, ...)
 
 #' @rdname autoplot.kmaha_model
 #' @exportS3Method ggplot2::autoplot

@@ -302,8 +302,14 @@ tidy.kmaha_cv <- function(x, ...) {
              mean = cu$mean, sd = cu$sd,
              std.error = ifelse(cu$n_ok > 0L, cu$sd / sqrt(cu$n_ok), NA_real_),
              folds = as.integer(cu$n_ok), dropped = cu$dropped,
-             chosen = seq_len(nrow(cu)) == x$best, stringsAsFactors = FALSE)
+             screen = cu$screen %||% rep(NA_real_, nrow(cu)),
+             chosen = if (is.null(x$best)) rep(FALSE, nrow(cu)) else seq_len(nrow(cu)) == x$best,
+             stringsAsFactors = FALSE)
 }
+
+#' @rdname tidy.kmaha_cv
+#' @export
+tidy.kmaha_scores <- function(x, ...) tidy.kmaha_cv(x, ...)
 
 #' @rdname tidy.kmaha_cv
 #' @export
@@ -312,11 +318,17 @@ glance.kmaha_cv <- function(x, ...) {
   warned <- if (NROW(x$warnings)) nrow(unique(x$warnings[c("candidate", "fold")])) else 0L
   data.frame(learner = x$learner %||% NA_character_, folds = ncol(x$accuracy),
              candidates = nrow(x$curve), strategy = x$strategy %||% NA_character_,
-             rule = x$rule %||% "best", fits = as.integer(x$n_fits),
+             rule = x$rule %||% NA_character_, fits = as.integer(x$n_fits),
              failed_fits = NROW(x$errors), warned_fits = as.integer(warned),
-             chosen = x$curve$label[x$best], accuracy = x$curve$mean[x$best],
-             sd = x$curve$sd[x$best], k = as.integer(x$k), stringsAsFactors = FALSE)
+             chosen = if (is.null(x$best)) NA_character_ else x$curve$label[x$best],
+             accuracy = if (is.null(x$best)) NA_real_ else x$curve$mean[x$best],
+             sd = if (is.null(x$best)) NA_real_ else x$curve$sd[x$best],
+             k = as.integer(x$k), stringsAsFactors = FALSE)
 }
+
+#' @rdname tidy.kmaha_cv
+#' @export
+glance.kmaha_scores <- function(x, ...) glance.kmaha_cv(x, ...)
 
 #' @rdname tidy.kmaha_cv
 #' @export

@@ -75,8 +75,8 @@ candidate_feature <- function(cand, xs, y, base, ctx) {
 # The learner of a candidate: Euclidean k-NN learns nothing; kernelized
 # LMNN gets the RKLMNN default weight unless the user set `lambda` (see
 # kmaha()); linear LMNN none.  With chosen = TRUE (the candidates of kernel
-# choice, scored and fitted), kernelized NCA learns a map of at most
-# `nca_choice_dim` rows unless the user set `dim`.
+# choice, scored and fitted), kernelized NCA and LMNN learn a map of at most
+# `nca_choice_dim` / `lmnn_choice_dim` rows unless the user set `dim`.
 candidate_spec <- function(spec, cand, chosen = FALSE) {
   if (cand$kind == "euclidean") return(euclidean_spec())
   kernelized <- !cand$kind %in% c("linear", "euclidean")
@@ -84,20 +84,22 @@ candidate_spec <- function(spec, cand, chosen = FALSE) {
       !"lambda" %in% names(spec$args)) {
     spec$opts$lambda <- klmnn_lambda
   }
-  if (chosen && isTRUE(spec$builtin) && spec$name == "nca" && kernelized &&
-      !"dim" %in% names(spec$args)) {
-    spec$opts$dim_cap <- nca_choice_dim
+  if (chosen && isTRUE(spec$builtin) && kernelized && !"dim" %in% names(spec$args)) {
+    cap <- switch(spec$name, nca = nca_choice_dim, lmnn = lmnn_choice_dim)
+    if (!is.null(cap)) spec$opts$dim_cap <- cap
   }
   spec
 }
 
-# The rows of the map kernelized NCA learns for kernel choice (kmaha()'s
-# "auto", "cv", scored candidates): on the development data, NCA with a map
-# of 16 rows on every KPCA component was as accurate as with the full map
-# (mean test accuracy of kernel = "auto" 0.8555 against 0.8543 over 26 sets
-# x 2 splits, bench/rank-study.R), at a third of the cost of a fold's fit;
+# The rows of the map kernelized NCA and LMNN learn for kernel choice
+# (kmaha()'s "auto", "cv", scored candidates): on the development data a
+# map of 16 rows on every KPCA component was as accurate as the full map
+# (mean test accuracy of kernel = "auto" over 26 sets x 2 splits: NCA 0.8555
+# against 0.8543, bench/rank-study.R; LMNN 0.8622 against 0.8620,
+# bench/default-dev.R) at a third (NCA) to a half (LMNN) of the cost;
 # capping the KPCA components instead cost accuracy.
 nca_choice_dim <- 16L
+lmnn_choice_dim <- 16L
 
 # Which candidates the core evaluates without R: base kernels and sums of
 # them (the screen runs on those only).

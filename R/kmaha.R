@@ -34,9 +34,9 @@
 #'   (on each fold, DNE on the 32 leading KPCA components, and k-NN of the
 #'   held-out rows in its metric; see [score_candidates()]), with
 #'   `"exhaustive"` every base kernel is scored with the learner. With
-#'   `learner = "nca"`, a kernel chosen this way is fitted with a map of at
-#'   most 16 rows (`learner_args$dim` overrides it): as accurate on the
-#'   development data, at a third of the cost. The rule
+#'   `learner = "nca"` or `"lmnn"`, a kernel chosen this way is scored and
+#'   fitted with a map of at most 16 rows (`learner_args$dim` overrides it):
+#'   as accurate on the development data, at a third to a half of the cost. The rule
 #'   (`rule = "auto"`) then takes the best score (a base kernel's score is
 #'   smoothed over its neighbouring bandwidths, weights 1-2-1, when several
 #'   were scored; among equal best scores the middle of the plateau), and

@@ -497,3 +497,17 @@ kpca_finish <- function(fit, args, row_names, proj_names = row_names) {
   if (!is.null(fit$degenerate) && !nzchar(fit$degenerate)) fit$degenerate <- NULL
   fit
 }
+
+# The Nystrom method evaluates kernels in the core only.
+check_nystrom_kernels <- function(kernels, landmarks, arg = "kernel") {
+  if (is.null(landmarks)) return(invisible(NULL))
+  if (inherits(kernels, "kmaha_kernel")) kernels <- list(kernels)
+  for (k in kernels) {
+    if (!kernel_in_core(k)) {
+      stopf("`landmarks` (the Nystrom method) needs kernels the C++ core evaluates (rbf_kernel(), gaussian_kernel(), laplace_kernel(), poly_kernel(), linear_kernel(), their sums, and the kernlab kernels that translate into them); %s is %s. Use exact KPCA (landmarks = NULL).",
+            if (length(kernels) > 1L) sprintf("one of `%s`", arg) else sprintf("`%s`", arg),
+            if (is_precomputed(k)) "precomputed" else format(k))
+    }
+  }
+  invisible(NULL)
+}

@@ -248,7 +248,8 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L,
                         argname = spec$argname, coords = if (isTRUE(spec$public))
                           sprintf("`x` has %d columns", ncol(z)) else
-                          sprintf("the learner receives %s", coords)),
+                          sprintf("the learner receives %s", coords),
+                        principal = principal),
     klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, argname = spec$argname,
                          gram = spec$gram),
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L),
@@ -298,20 +299,21 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
 # start), `gram` how the user gave the Gram matrix of the kernel trick (see
 # lmnn_gram_error()).
 fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE,
-                         argname = function(a) a, coords = NULL, gram = NULL) {
+                         argname = function(a) a, coords = NULL, gram = NULL,
+                         principal = FALSE) {
   D <- ncol(z)
   lambda <- o$lambda
   if (is.function(lambda)) lambda <- lambda(z)
   if (is.null(lambda)) lambda <- if (is.null(reg)) 0 else klmnn_lambda_gram(reg)
   init_mat <- if (is.matrix(o$init)) o$init
-  dim <- o$dim %||% if (!is.null(init_mat)) nrow(init_mat) else D
+  dim <- o$dim %||% if (!is.null(init_mat)) nrow(init_mat) else min(D, o$dim_cap %||% Inf)
   if (is.null(reg) && !is.null(init_mat)) {
     check_lmnn_init(init_mat, D, dim, argname,
                     coords %||% sprintf("`x` has %d columns", D))
   }
   # L0 NULL: the D x D identity, left to the core (a 0 x 0 matrix there)
   if (is.null(reg)) {
-    L0 <- lmnn_init(o$init, init_mat, z, dim)
+    L0 <- lmnn_init(o$init, init_mat, z, dim, principal)
   } else if (!is.null(init_mat)) {
     L0 <- unname(init_mat)
   } else if (identical(o$init, "auto") && is.null(o$dim)) {

@@ -13,10 +13,13 @@
 # "pca": the leading principal directions; at most min(n, D) of them exist,
 # further rows are zero (directions in which the training points do not
 # vary, which the solvers do not use).
-lmnn_init <- function(init, init_mat, xs, dim) {
+lmnn_init <- function(init, init_mat, xs, dim, principal = FALSE) {
   D <- ncol(xs)
   if (!is.null(init_mat)) return(unname(init_mat))
   if (init == "auto") init <- if (dim < D) "pca" else "identity"
+  # exact KPCA coordinates are principal components already: the PCA start
+  # is the first `dim` axes
+  if (init == "pca" && principal) return(diag(1, dim, D))
   switch(init,
          identity = if (dim == D) NULL else diag(1, dim, D),
          pca = {
