@@ -60,14 +60,20 @@ PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/nu
 # (R_MAKEVARS_USER) that puts ccache in front of R's configured compilers.
 # The object files keep no absolute paths of the (temporary) build
 # directories, so hits do not depend on where R unpacks the sources.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-ifneq ($(CCACHE),)
-  CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
-  COMPILE_ENV := R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true
-else
-  CCACHE_MAKEVARS :=
-  COMPILE_ENV :=
-endif
+# Whether ccache is there is decided by the shell when a compiling recipe
+# runs, not when make reads this file: on a fresh machine make deps
+# installs ccache during the first command, after this file was read, and
+# the ccache Makevars is no prerequisite of anything, so its appearance
+# rebuilds nothing.  $(ccache_env) goes in front of a compiling command.
+CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
+ccache_env = if command -v ccache >/dev/null 2>&1; then \
+    if [ ! -s $(CCACHE_MAKEVARS) ]; then \
+      for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
+        c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
+      done > $(CCACHE_MAKEVARS); \
+    fi; \
+    export R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true; \
+  fi;
 
 # $(call logged,NAME,COMMAND): run COMMAND with its output in .make/NAME.log;
 # on failure print the log's tail and stop.
@@ -77,28 +83,34 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
 
 .PHONY: deps install demo test check sanitize valgrind bench clean suggests
 
+# What make deps checks: the R packages, and the programs the build and
+# check use (pandoc for the vignettes, qpdf for check, ccache for speed).
+# A missing R package installs R and DEB_PKGS; a missing program (all are
+# Debian packages of the same name) is installed when make runs as root,
+# else reported, and the build goes on without it.
 deps: $(STAMPS)/deps
 $(STAMPS)/deps: DESCRIPTION
 	@mkdir -p $(STAMPS)
-	@if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
+	@tools_missing=$$(for t in pandoc qpdf ccache; do command -v $$t >/dev/null 2>&1 || printf ' %s' $$t; done); \
+	if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
 	   ! $(RSCRIPT) -e 'p <- strsplit("$(R_PKGS)", " ")[[1]]; q(status = !all(vapply(p, requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
 	  echo "Installing R and the Debian r-cran-* packages kmaha needs..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null || exit 1; \
+	elif [ -n "$$tools_missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing$$tools_missing..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$tools_missing >/dev/null || exit 1; \
+	elif [ -n "$$tools_missing" ]; then \
+	  echo "Not installed:$$tools_missing (apt-get install them as root); the build goes on without them"; \
 	fi
 	@touch $@
 
-$(STAMPS)/Makevars-ccache: $(STAMPS)/deps
-	@for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
-	  c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
-	done > $@; true
-
-$(TARBALL): $(STAMPS)/deps $(CCACHE_MAKEVARS) $(PKG_FILES)
-	$(call logged,build,$(COMPILE_ENV) R CMD build --no-manual .)
+$(TARBALL): $(STAMPS)/deps $(PKG_FILES)
+	$(call logged,build,$(ccache_env) R CMD build --no-manual .)
 
 install: $(STAMPS)/installed$(subst /,_,$(LIB))
 $(STAMPS)/installed$(subst /,_,$(LIB)): $(TARBALL)
 	@$(if $(LIB),mkdir -p $(LIB))
-	$(call logged,install,$(COMPILE_ENV) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
+	$(call logged,install,$(ccache_env) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
 	@touch $@
 
 demo: install
