@@ -7,6 +7,9 @@
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
 #   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make check-scripts  checks that every call in the scripts of bench/ and
+#                  data-raw/ resolves and that every file in inst/extdata/
+#                  names its script (tools/check-scripts.R; also run by .ci/run)
 #   make suggests  installs the suggested tidymodels and mlr3 packages into
 #                  SUGGESTS_LIB (not needed by demo or test, whose adapter
 #                  tests skip without them; used by check and CI)
@@ -81,7 +84,7 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean suggests
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts
 
 # What make deps checks: the R packages, and the programs the build and
 # check use (pandoc for the vignettes, qpdf for check, ccache for speed).
@@ -175,6 +178,10 @@ valgrind: install
 bench: install
 	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
 	  $(RSCRIPT) bench/$$f.R || exit 1; done
+
+check-scripts:
+	$(RSCRIPT) tools/check-scripts.R --self-test
+	$(RSCRIPT) tools/check-scripts.R
 
 clean:
 	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so $(STAMPS)
