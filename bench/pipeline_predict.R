@@ -3,9 +3,9 @@
 # predict() passes it) against the R path of 0.3.0 (input scaling -> KPCA
 # projection -> linear map -> kNN vote, each step a call of its own: today's
 # model_transform() and knn_predict()), on 5 000 new points with a model
-# fitted on 200 training points (Satellite, the paper's protocol: 200 training rows, scaled RBF
-# kernel, NCA on the KPCA coordinates, 1-NN; synthetic data when the paper's
-# data are missing).  Both paths start from the validated numeric matrix of
+# fitted on 200 training points (Satellite, the paper's protocol: 200
+# training rows, scaled RBF kernel, NCA on the KPCA coordinates, 1-NN;
+# synthetic data when the paper's data are missing).  Both paths start from the validated numeric matrix of
 # new points; the full predict() (which also validates the data frame) is
 # timed for reference.  One thread; median of 21 runs each.
 #
