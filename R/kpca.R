@@ -444,60 +444,6 @@ plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
   invisible(x)
 }
 
-# ---------------------------------------------------------------------------
-# Internal interface for code that already holds Gram matrices (kernel
-# selection evaluates many kernels on the same data).
-
-# KPCA from a precomputed symmetric Gram matrix K (n x n).  Returns a list
-# with coords, projection, eigenvalues, col_means, grand_mean, trace, rank
-# and method (no class); project new points with kpca_project_gram().
-kpca_from_gram <- function(K, rank = NULL, tol = 1e-8, method = "auto") {
-  K <- check_gram(K)
-  args <- kpca_check_args(nrow(K), rank, tol, method)
-  fit <- kpca_call(core_kpca_gram(K, args$rank, args$tol, args$method, kmaha_context()), "`K`: ")
-  kpca_finish(fit, args, rownames(K))
-}
-
-# Coordinates of new points from their kernel rows Kx (m x n, against the
-# n training points of `fit`, a kpca_from_gram() or kpca() result).
-kpca_project_gram <- function(fit, Kx) {
-  if (!is.matrix(Kx) || !is.numeric(Kx)) {
-    stopf("`Kx` must be a numeric matrix of kernel values (new points in rows, training points in columns).")
-  }
-  n <- length(fit$col_means)
-  if (ncol(Kx) != n) {
-    stopf("`Kx` has %d columns but the KPCA was fitted on %d points; it needs one column per training point.",
-          ncol(Kx), n)
-  }
-  if (anyNA(Kx) || any(is.infinite(Kx))) {
-    stopf("`Kx` contains missing or infinite values.")
-  }
-  storage.mode(Kx) <- "double"
-  z <- core_kpca_project(Kx, fit$projection, fit$col_means, fit$grand_mean, kmaha_context())
-  dimnames(z) <- list(rownames(Kx), colnames(fit$coords))
-  z
-}
-
-check_gram <- function(K, arg = "K") {
-  if (!is.matrix(K) || !(is.numeric(K) || is.logical(K))) {
-    stopf("`%s` must be a numeric (Gram) matrix, not %s.", arg, class(K)[1])
-  }
-  if (nrow(K) != ncol(K)) {
-    stopf("`%s` must be square (a Gram matrix), but it is %d x %d.",
-          arg, nrow(K), ncol(K))
-  }
-  if (nrow(K) < 2L) stopf("`%s` must cover at least 2 points.", arg)
-  if (anyNA(K) || any(is.infinite(K))) {
-    stopf("`%s` contains missing or infinite values.", arg)
-  }
-  storage.mode(K) <- "double"
-  asym <- max(abs(K - t(K)))
-  if (asym > 1e-8 * max(1, max(abs(K)))) {
-    stopf("`%s` must be symmetric; its largest asymmetry is %s.", arg, format(asym))
-  }
-  K
-}
-
 kpca_check_args <- function(n, rank, tol, method) {
   method <- match.arg(method, c("auto", "full", "truncated"))
   if (!is.null(rank)) {

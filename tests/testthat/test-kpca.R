@@ -111,11 +111,10 @@ test_that("new points are projected like an independent plain-R computation", {
   z <- predict(kp, xte)
   expect_equal(dim(z), c(nrow(xte), kp$rank))
   expect_lt(max(abs(z - zref)), 1e-6 * max(abs(zref)))
-  # the Gram-level interface gives the same numbers
-  fit <- kpca_from_gram(K)
+  # the precomputed Gram matrix gives the same numbers
+  fit <- kpca(K, "precomputed")
   expect_equal(fit$coords, kp$coords, tolerance = 1e-10, ignore_attr = TRUE)
-  expect_equal(kpca_project_gram(fit, Kt), z, tolerance = 1e-10,
-               ignore_attr = TRUE)
+  expect_equal(predict(fit, Kt), z, tolerance = 1e-10, ignore_attr = TRUE)
 })
 
 test_that("rank-deficient kernels drop exactly their null directions", {
@@ -211,23 +210,27 @@ test_that("kpca validates its arguments with clear messages", {
                fixed = TRUE)
 })
 
-test_that("kpca_from_gram validates the Gram matrix", {
+test_that("kpca() validates a precomputed Gram matrix", {
   K <- kernel_matrix(rbf_kernel(1), x_iris[1:10, ])
-  expect_error(kpca_from_gram(K[, 1:9]), "`K` must be square", fixed = TRUE)
+  expect_error(kpca(K[, 1:9], "precomputed"),
+               "With kernel = \"precomputed\", `x` must be the n x n Gram matrix of the training points; it is 10 x 9, not square.",
+               fixed = TRUE)
   Ka <- K
   Ka[1, 2] <- Ka[1, 2] + 0.1
-  expect_error(kpca_from_gram(Ka), "`K` must be symmetric", fixed = TRUE)
+  expect_error(kpca(Ka, "precomputed"), "The Gram matrix `x` must be symmetric",
+               fixed = TRUE)
   Kn <- K
   Kn[2, 2] <- Inf
-  expect_error(kpca_from_gram(Kn), "`K` contains missing or infinite values",
+  expect_error(kpca(Kn, "precomputed"), "The Gram matrix `x` contains infinite values.",
                fixed = TRUE)
-  expect_error(kpca_from_gram(matrix(0, 4, 4)), "the kernel matrix is zero",
+  expect_error(kpca(matrix(0, 4, 4), "precomputed"), "the kernel matrix is zero",
                fixed = TRUE)
-  expect_error(kpca_from_gram("K"), "`K` must be a numeric (Gram) matrix",
+  expect_error(kpca("K", "precomputed"),
+               "`x` must be the n x n Gram matrix of the training points (a numeric matrix), not character.",
                fixed = TRUE)
-  fit <- kpca_from_gram(K, rank = 3)
-  expect_error(kpca_project_gram(fit, K[, 1:9]),
-               "`Kx` has 9 columns but the KPCA was fitted on 10 points",
+  fit <- kpca(K, "precomputed", rank = 3)
+  expect_error(predict(fit, K[, 1:9]),
+               "`newdata` must have one column per training point (10), holding the kernel values of the new points against them; it has 9.",
                fixed = TRUE)
 })
 
