@@ -97,11 +97,13 @@ $(STAMPS)/deps: DESCRIPTION
 	@tools_missing=$$(for t in pandoc qpdf ccache; do command -v $$t >/dev/null 2>&1 || printf ' %s' $$t; done); \
 	if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
 	   ! $(RSCRIPT) -e 'p <- strsplit("$(R_PKGS)", " ")[[1]]; q(status = !all(vapply(p, requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
-	  echo "Installing R and the Debian r-cran-* packages kmaha needs..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null || exit 1; \
+	  echo "Installing R and the Debian r-cran-* packages kmaha needs...  (log: $(STAMPS)/deps.log)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS); } > $(STAMPS)/deps.log 2>&1 || \
+	    { tail -n 20 $(STAMPS)/deps.log; echo "make: installing the Debian packages failed; the whole log is $(STAMPS)/deps.log"; exit 1; }; \
 	elif [ -n "$$tools_missing" ] && [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing$$tools_missing..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$tools_missing >/dev/null || exit 1; \
+	  echo "Installing$$tools_missing...  (log: $(STAMPS)/deps.log)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$tools_missing; } > $(STAMPS)/deps.log 2>&1 || \
+	    { tail -n 20 $(STAMPS)/deps.log; echo "make: installing$$tools_missing failed; the whole log is $(STAMPS)/deps.log"; exit 1; }; \
 	elif [ -n "$$tools_missing" ]; then \
 	  echo "Not installed:$$tools_missing (apt-get install them as root); the build goes on without them"; \
 	fi
