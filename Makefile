@@ -7,6 +7,9 @@
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
 #   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make check-scripts  checks that every call in the scripts of bench/ and
+#                  data-raw/ resolves and that every file in inst/extdata/
+#                  names its script (tools/check-scripts.R; also run by .ci/run)
 #   make suggests  installs the suggested tidymodels and mlr3 packages into
 #                  SUGGESTS_LIB (not needed by demo or test, whose adapter
 #                  tests skip without them; used by check and CI)
@@ -60,14 +63,20 @@ PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/nu
 # (R_MAKEVARS_USER) that puts ccache in front of R's configured compilers.
 # The object files keep no absolute paths of the (temporary) build
 # directories, so hits do not depend on where R unpacks the sources.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-ifneq ($(CCACHE),)
-  CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
-  COMPILE_ENV := R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true
-else
-  CCACHE_MAKEVARS :=
-  COMPILE_ENV :=
-endif
+# Whether ccache is there is decided by the shell when a compiling recipe
+# runs, not when make reads this file: on a fresh machine make deps
+# installs ccache during the first command, after this file was read, and
+# the ccache Makevars is no prerequisite of anything, so its appearance
+# rebuilds nothing.  $(ccache_env) goes in front of a compiling command.
+CCACHE_MAKEVARS := $(STAMPS)/Makevars-ccache
+ccache_env = if command -v ccache >/dev/null 2>&1; then \
+    if [ ! -s $(CCACHE_MAKEVARS) ]; then \
+      for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
+        c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
+      done > $(CCACHE_MAKEVARS); \
+    fi; \
+    export R_MAKEVARS_USER=$(abspath $(CCACHE_MAKEVARS)) CCACHE_NOHASHDIR=true; \
+  fi;
 
 # $(call logged,NAME,COMMAND): run COMMAND with its output in .make/NAME.log;
 # on failure print the log's tail and stop.
@@ -75,30 +84,38 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean suggests
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts
 
+# What make deps checks: the R packages, and the programs the build and
+# check use (pandoc for the vignettes, qpdf for check, ccache for speed).
+# A missing R package installs R and DEB_PKGS; a missing program (all are
+# Debian packages of the same name) is installed when make runs as root,
+# else reported, and the build goes on without it.
 deps: $(STAMPS)/deps
 $(STAMPS)/deps: DESCRIPTION
 	@mkdir -p $(STAMPS)
-	@if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
+	@tools_missing=$$(for t in pandoc qpdf ccache; do command -v $$t >/dev/null 2>&1 || printf ' %s' $$t; done); \
+	if ! command -v $(RSCRIPT) >/dev/null 2>&1 || \
 	   ! $(RSCRIPT) -e 'p <- strsplit("$(R_PKGS)", " ")[[1]]; q(status = !all(vapply(p, requireNamespace, NA, quietly = TRUE)))' >/dev/null 2>&1; then \
-	  echo "Installing R and the Debian r-cran-* packages kmaha needs..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null; \
+	  echo "Installing R and the Debian r-cran-* packages kmaha needs...  (log: $(STAMPS)/deps.log)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS); } > $(STAMPS)/deps.log 2>&1 || \
+	    { tail -n 20 $(STAMPS)/deps.log; echo "make: installing the Debian packages failed; the whole log is $(STAMPS)/deps.log"; exit 1; }; \
+	elif [ -n "$$tools_missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing$$tools_missing...  (log: $(STAMPS)/deps.log)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$tools_missing; } > $(STAMPS)/deps.log 2>&1 || \
+	    { tail -n 20 $(STAMPS)/deps.log; echo "make: installing$$tools_missing failed; the whole log is $(STAMPS)/deps.log"; exit 1; }; \
+	elif [ -n "$$tools_missing" ]; then \
+	  echo "Not installed:$$tools_missing (apt-get install them as root); the build goes on without them"; \
 	fi
 	@touch $@
 
-$(STAMPS)/Makevars-ccache: $(STAMPS)/deps
-	@for v in CC CXX CXX11 CXX14 CXX17 CXX20; do \
-	  c=$$(R CMD config $$v 2>/dev/null); [ -n "$$c" ] && echo "$$v = ccache $$c"; \
-	done > $@; true
-
-$(TARBALL): $(STAMPS)/deps $(CCACHE_MAKEVARS) $(PKG_FILES)
-	$(call logged,build,$(COMPILE_ENV) R CMD build --no-manual .)
+$(TARBALL): $(STAMPS)/deps $(PKG_FILES)
+	$(call logged,build,$(ccache_env) R CMD build --no-manual .)
 
 install: $(STAMPS)/installed$(subst /,_,$(LIB))
 $(STAMPS)/installed$(subst /,_,$(LIB)): $(TARBALL)
 	@$(if $(LIB),mkdir -p $(LIB))
-	$(call logged,install,$(COMPILE_ENV) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
+	$(call logged,install,$(ccache_env) R CMD INSTALL --no-test-load $(LIB_ARG) $(TARBALL))
 	@touch $@
 
 demo: install
@@ -163,6 +180,10 @@ valgrind: install
 bench: install
 	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
 	  $(RSCRIPT) bench/$$f.R || exit 1; done
+
+check-scripts:
+	$(RSCRIPT) tools/check-scripts.R --self-test
+	$(RSCRIPT) tools/check-scripts.R
 
 clean:
 	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so $(STAMPS)

@@ -5,14 +5,6 @@ cpp_alignment_products <- function(kernels, x, y, p, ctx) {
     .Call(`_kmaha_cpp_alignment_products`, kernels, x, y, p, ctx)
 }
 
-cpp_dne_neighbors <- function(x, y, k, gram, ctx) {
-    .Call(`_kmaha_cpp_dne_neighbors`, x, y, k, gram, ctx)
-}
-
-cpp_dne_graph <- function(same, other, n, ctx) {
-    .Call(`_kmaha_cpp_dne_graph`, same, other, n, ctx)
-}
-
 cpp_dne_fit <- function(x, same, other, dim, lambda, ctx) {
     .Call(`_kmaha_cpp_dne_fit`, x, same, other, dim, lambda, ctx)
 }
@@ -31,6 +23,10 @@ cpp_knn_classify <- function(x, y, p, q, k, self, ctx) {
 
 cpp_class_neighbors <- function(x, y, k, same, ctx) {
     .Call(`_kmaha_cpp_class_neighbors`, x, y, k, same, ctx)
+}
+
+cpp_dne_neighbors <- function(x, y, k, gram, ctx) {
+    .Call(`_kmaha_cpp_dne_neighbors`, x, y, k, gram, ctx)
 }
 
 cpp_apply_map <- function(x, L, ctx) {

@@ -81,10 +81,6 @@ core_dne_neighbors <- function(z, y, k, gram, ctx) {
   core_run(cpp_dne_neighbors(z, y, k, gram, ctx))
 }
 
-core_dne_graph <- function(same, other, n, ctx) {
-  core_run(cpp_dne_graph(same, other, n, ctx))
-}
-
 core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
   core_run(cpp_dne_fit(x, same, other, dim, lambda, ctx))
 }

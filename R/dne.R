@@ -156,13 +156,6 @@ check_dne_targets <- function(targets, y, arg = "targets") {
   out
 }
 
-# Internal: the DNE graph as an edge list (i < j) with weights, from the
-# neighbour lists of a fit or of check_dne_targets().
-dne_graph <- function(targets, n) {
-  g <- core_dne_graph(targets$same, targets$other, n, kmaha_context())
-  data.frame(i = g$i, j = g$j, w = g$w)
-}
-
 # How dne() and kdne() choose the dimension when `dim = NULL` (the rule is
 # detail::automatic_dim() in inst/include/kmaha/dne.hpp).
 dne_dim_rule <- "negative eigenvalues below -(1 - retention) x the largest"

@@ -1,10 +1,11 @@
 # predict() of a KPCA-trick model in one call of the compiled code
-# (core_pipeline_predict(), kmaha/pipeline.hpp) against the R path of 0.3.0
-# (apply_scaling -> predict(kpca) -> apply_map -> knn_predict, each step a
-# call of its own), on 5 000 new points with a model fitted on 200 training
-# points (Satellite, the paper's protocol: 200 training rows, scaled RBF
-# kernel, NCA on the KPCA coordinates, 1-NN; synthetic data when the paper's
-# data are missing).  Both paths start from the validated numeric matrix of
+# (core_pipeline_predict(), kmaha/pipeline.hpp, on the model's pipeline as
+# predict() passes it) against the R path of 0.3.0 (input scaling -> KPCA
+# projection -> linear map -> kNN vote, each step a call of its own: today's
+# model_transform() and knn_predict()), on 5 000 new points with a model
+# fitted on 200 training points (Satellite, the paper's protocol: 200
+# training rows, scaled RBF kernel, NCA on the KPCA coordinates, 1-NN;
+# synthetic data when the paper's data are missing).  Both paths start from the validated numeric matrix of
 # new points; the full predict() (which also validates the data frame) is
 # timed for reference.  One thread; median of 21 runs each.
 #
@@ -27,18 +28,13 @@ fit <- kmaha(x_all[tr, ], y_all[tr], learner = "nca", kernel = rbf_kernel(1),
              learner_args = list(max_iter = 100))
 xn <- x_all[te, ]
 xm <- kmaha:::check_newdata(xn, fit$feature_names, fit$n_features)
-kp <- fit$kpca
-model <- list(center = fit$prep$center, scale = fit$prep$scale,
-              feature_map = list(type = "kpca", kernel = kp$kernel, x = kp$x,
-                                 projection = kp$projection, col_means = kp$col_means,
-                                 grand_mean = kp$grand_mean),
-              L = fit$L, embedding = fit$embedding, y = as.integer(fit$y),
-              nlevels = nlevels(fit$y))
+stopifnot(identical(fit$feature_map$type, "kpca"))
+model <- kmaha:::pipeline_of(fit)
 ctx <- kmaha:::kmaha_context(1L)
 
 r_path <- function() {
-  z <- kmaha:::kmaha_transform(fit, xm)
-  kmaha:::knn_predict(fit$embedding, fit$y, z, fit$k)
+  z <- kmaha:::model_transform(fit, xm, ctx)
+  kmaha:::knn_predict(fit$embedding, fit$y, z, fit$k, ctx)
 }
 core_path <- function() kmaha:::core_pipeline_predict(model, xm, NULL, "prob", fit$k, ctx)
 full_predict <- function() predict(fit, xn, type = "prob")
@@ -50,7 +46,7 @@ med_time <- function(f, reps = 21) {
 a <- r_path()
 b <- core_path()
 same <- identical(as.integer(a$class), b$class) && identical(unname(a$prob), b$prob)
-za <- kmaha:::kmaha_transform(fit, xm)
+za <- kmaha:::model_transform(fit, xm, ctx)
 zb <- kmaha:::core_pipeline_predict(model, xm, NULL, "transform", fit$k, ctx)
 rel <- max(abs(zb - unname(za))) / max(abs(za))
 t_r <- med_time(r_path)
@@ -58,7 +54,7 @@ t_core <- med_time(core_path)
 t_full <- med_time(full_predict)
 cat(sprintf("BLAS: %s\n", extSoftVersion()[["BLAS"]]))
 cat(sprintf("KPCA-trick NCA, %d training points, %d KPCA components, %d new points\n",
-            length(fit$y), ncol(kp$coords), nrow(xm)))
+            length(fit$y), ncol(fit$feature_map$projection), nrow(xm)))
 cat(sprintf("R path (0.3.0 steps): %.4f s   one call: %.4f s   speed-up %.2fx\n",
             t_r, t_core, t_r / t_core))
 cat(sprintf("same classes and votes: %s   coordinates: largest difference %.1e of the largest entry\n",

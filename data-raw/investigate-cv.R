@@ -73,7 +73,7 @@
 #   nca:6-10" with a deadline), KMAHA_CVINV_CACHE (the cache folder),
 #   KMAHA_CVINV_DEADLINE (Unix time after which no new unit starts).
 suppressPackageStartupMessages(library(kmaha))
-invisible(kmaha:::one_thread())
+options(kmaha.num_threads = 1L)   # one thread per fit, as in cross-validation
 `%||%` <- function(a, b) if (is.null(a)) b else a
 env_int <- function(v, d) as.integer(Sys.getenv(v, d))
 data_dir <- Sys.getenv("KMAHA_DATA_DIR", "/work/shared/data")
@@ -258,7 +258,8 @@ fit_score <- function(xf, yf, xq, yq, cand, learner, vars, loo = TRUE, C, D) {
     zf <- coords[[rk]]$zf
     zq <- coords[[rk]]$zq
     if (learner == "dne") {
-      tg <- kmaha:::learner_targets("dne", if (is.null(input)) zf else input, yf, 3L)
+      tg <- kmaha:::find_targets(kmaha:::learner_spec("dne", list(k = 3L)),
+                                 if (is.null(input)) zf else input, yf, ctx)
       fit <- kmaha:::core_dne_fit(zf, tg$same, tg$other, ncol(zf), 0, ctx)
       fits <- fits + 1L
       dims <- dne_dims(fit$eigenvalues, fit$n_negative, C, D, ncol(zf))
@@ -269,8 +270,9 @@ fit_score <- function(xf, yf, xq, yq, cand, learner, vars, loo = TRUE, C, D) {
       }
     } else {
       largs <- if (learner == "lmnn" && cand != "linear") list(lambda = kmaha:::klmnn_lambda) else list()
-      spec <- kmaha:::fold_learner(kmaha:::resolve_learner(learner), largs)
-      A <- suppressWarnings(kmaha:::fold_map(spec, zf, yf, input = input))
+      spec <- kmaha:::learner_spec(learner, largs)
+      tg <- kmaha:::find_targets(spec, if (is.null(input)) zf else input, yf, ctx)
+      A <- suppressWarnings(kmaha:::fit_map(spec, zf, yf, tg, ctx))$map
       fits <- fits + 1L
       out[[rk]] <- score(kmaha:::apply_map(zf, A), kmaha:::apply_map(zq, A))
     }

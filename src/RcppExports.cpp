@@ -26,33 +26,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_dne_neighbors
-Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_dne_graph
-Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int n, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_dne_graph(SEXP sameSEXP, SEXP otherSEXP, SEXP nSEXP, SEXP ctxSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_graph(same, other, n, ctx));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_dne_fit
 Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP, SEXP ctxSEXP) {
@@ -123,6 +96,20 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type same(sameSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_class_neighbors(x, y, k, same, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dne_neighbors
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool gram, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_dne_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP gramSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< bool >::type gram(gramSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_neighbors(x, y, k, gram, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -391,13 +378,12 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 5},
-    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
-    {"_kmaha_cpp_dne_graph", (DL_FUNC) &_kmaha_cpp_dne_graph, 4},
     {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 6},
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
+    {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},
     {"_kmaha_cpp_isa_support", (DL_FUNC) &_kmaha_cpp_isa_support, 0},
     {"_kmaha_cpp_gemm_calls", (DL_FUNC) &_kmaha_cpp_gemm_calls, 2},

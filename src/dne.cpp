@@ -1,42 +1,7 @@
+// Glue for DNE and KDNE (kmaha/dne.hpp): the map from neighbour lists.  The
+// lists themselves come from cpp_dne_neighbors() (src/knn.cpp).
 #include "glue.h"
 #include <kmaha/dne.hpp>
-
-// Same- and other-class k nearest neighbours (1-based, NA = none), by
-// Euclidean distance between rows of x (gram = FALSE) or by feature-space
-// distance from the Gram matrix x (gram = TRUE).
-// [[Rcpp::export(rng = false)]]
-Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
-                             bool gram, SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
-    const arma::uvec yy = kmaha_glue::labels_from_r(y);
-    arma::umat same, other;
-    if (gram) {
-      kmaha::dne_neighbors_gram(x, yy, k, same, other, c);
-    } else {
-      kmaha::dne_neighbors(x, yy, k, same, other, 256, c);
-    }
-    return Rcpp::List::create(Rcpp::Named("same") = kmaha_glue::index_to_r(same),
-                              Rcpp::Named("other") = kmaha_glue::index_to_r(other));
-  });
-}
-
-// The DNE graph as an edge list (i < j, 1-based) with weights +1 / -1.
-// [[Rcpp::export(rng = false)]]
-Rcpp::List cpp_dne_graph(const Rcpp::IntegerMatrix& same,
-                         const Rcpp::IntegerMatrix& other, int n, SEXP ctx) {
-  return kmaha_glue::run(ctx, [&](const kmaha::context&) {
-    const kmaha::dne_graph g = kmaha::make_dne_graph(kmaha_glue::index_from_r(same),
-                                                     kmaha_glue::index_from_r(other), n);
-    Rcpp::IntegerVector i(g.weight.n_elem), j(g.weight.n_elem);
-    for (arma::uword e = 0; e < g.weight.n_elem; ++e) {
-      i[e] = static_cast<int>(g.edges(0, e)) + 1;
-      j[e] = static_cast<int>(g.edges(1, e)) + 1;
-    }
-    return Rcpp::List::create(Rcpp::Named("i") = i, Rcpp::Named("j") = j,
-                              Rcpp::Named("w") = Rcpp::NumericVector(
-                                  g.weight.begin(), g.weight.end()));
-  });
-}
 
 // DNE map from data x (n x D) and neighbour lists; dim = 0: automatic.
 // [[Rcpp::export(rng = false)]]

@@ -1,3 +1,6 @@
+// Glue for the neighbour searches and kNN (kmaha/neighbors.hpp,
+// kmaha/knn.hpp), the learned map's product, and the instruction-set
+// queries.
 #include "glue.h"
 #include <kmaha/knn.hpp>
 #ifdef _OPENMP
@@ -26,6 +29,26 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512, c);
     return kmaha_glue::index_to_r(idx);
+  });
+}
+
+// Same- and other-class k nearest neighbours (1-based, NA = none), by
+// Euclidean distance between rows of x (gram = FALSE) or by feature-space
+// distance from the Gram matrix x (gram = TRUE): DNE's graph and the target
+// neighbours of the kernel-trick learners.
+// [[Rcpp::export(rng = false)]]
+Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
+                             bool gram, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
+    arma::umat same, other;
+    if (gram) {
+      kmaha::same_other_neighbors_gram(x, yy, k, same, other, c);
+    } else {
+      kmaha::same_other_neighbors(x, yy, k, same, other, 256, c);
+    }
+    return Rcpp::List::create(Rcpp::Named("same") = kmaha_glue::index_to_r(same),
+                              Rcpp::Named("other") = kmaha_glue::index_to_r(other));
   });
 }
 

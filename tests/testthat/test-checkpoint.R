@@ -88,26 +88,49 @@ test_that("a run killed part-way resumes to the rows of an uninterrupted run", {
   skip_on_cran()
   skip_if_not_installed("callr")
   skip_if_not_installed("processx")
+  # One base kernel is an R function that, in the killed run only (where
+  # KMAHA_TEST_HOLD_DIR names the checkpoint), holds every fit that
+  # evaluates it once two cells are in the checkpoint: that run cannot
+  # finish, so the kill comes part-way whatever the machine's speed or
+  # load.  Elsewhere (the resumed and the uninterrupted runs of this
+  # process) it is an ordinary kernel, the same object, so the checkpoint's
+  # settings match (without source references, whose srcfile environments
+  # would differ between the processes).
+  held <- function(a, b) {
+    dir <- Sys.getenv("KMAHA_TEST_HOLD_DIR")
+    if (nzchar(dir)) {
+      while (length(list.files(dir, pattern = "^cell_.*\\.rds$")) >= 2L) Sys.sleep(0.5)
+    }
+    d2 <- outer(rowSums(a^2), rowSums(b^2), "+") - 2 * tcrossprod(a, b)
+    exp(-pmax(d2, 0) / (2 * ncol(a)))
+  }
+  environment(held) <- globalenv()
+  held <- utils::removeSource(held)
   args <- list(datasets = "iris", learners = "dne",
                kernels = c("linear", "unweighted", "aligned"), splits = 8,
-               base_kernels = lapply(c(0.5, 1, 2, 5), rbf_kernel))
+               base_kernels = c(lapply(c(0.5, 2, 5), rbf_kernel),
+                                list(custom_kernel(held, matrix = TRUE, name = "held"))))
   total <- 3L * 8L
   dir <- tempfile("kmaha-ckpt-")
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  # a child R process with two multisession workers, killed (SIGKILL to the
+  # child and its workers) once two cells are written
   child <- callr::r_bg(function(args, dir, libs) {
-    Sys.setenv(R_LIBS = paste(libs, collapse = .Platform$path.sep))
+    Sys.setenv(R_LIBS = paste(libs, collapse = .Platform$path.sep),
+               KMAHA_TEST_HOLD_DIR = dir)
     future::plan(future::multisession, workers = 2)
     do.call(kmaha::reproduce_paper, c(args, list(checkpoint = dir)))
   }, args = list(args = args, dir = dir, libs = .libPaths()),
   libpath = .libPaths(), env = c(callr::rcmd_safe_env(), KMAHA_NUM_THREADS = "1"))
   on.exit(if (child$is_alive()) child$kill_tree(), add = TRUE)
-  deadline <- Sys.time() + 180
-  while (child$is_alive() && length(ckpt_cells(dir)) < 2L && Sys.time() < deadline) {
-    Sys.sleep(0.02)
-  }
-  expect_true(child$is_alive())  # still running: the kill comes part-way
-  child$kill_tree()  # SIGKILL to the child and its two workers
-  child$wait(5000)
+  while (child$is_alive() && length(ckpt_cells(dir)) < 2L) Sys.sleep(0.05)
+  # still running (it cannot finish); if not, it failed:
+  expect_true(child$is_alive(), label = paste(
+    "the run to kill is alive;", if (!child$is_alive()) {
+      paste(utils::tail(child$read_all_error_lines(), 5), collapse = " ")
+    }))
+  child$kill_tree()
+  child$wait()
   expect_false(child$is_alive())
   written <- ckpt_cells(dir)
   expect_gte(length(written), 2L)

@@ -27,13 +27,6 @@ ref_W <- function(nb, n) {
   W
 }
 
-dense_W <- function(g, n) {
-  W <- matrix(0, n, n)
-  W[cbind(g$i, g$j)] <- g$w
-  W[cbind(g$j, g$i)] <- g$w
-  W
-}
-
 make_data <- function(n = 60, seed = 1) {
   set.seed(seed)
   y <- factor(rep(c("a", "b", "c"), length.out = n))
@@ -50,8 +43,10 @@ test_that("neighbour lists and the graph W match a plain-R construction", {
   nb <- ref_neighbors(xs, d$y, 3)
   expect_identical(fit$targets$same, nb$same)
   expect_identical(fit$targets$other, nb$other)
-  W <- dense_W(dne_graph(fit$targets, nrow(d$x)), nrow(d$x))
-  expect_identical(W, ref_W(nb, nrow(d$x)))
+  # the graph the fit built is the plain-R W: its scatter is X'(D - W)X
+  W <- ref_W(nb, nrow(d$x))
+  expect_equal(unname(fit$scatter), unname(t(xs) %*% (diag(rowSums(W)) - W) %*% xs),
+               tolerance = 1e-10)
   expect_true(isSymmetric(W))
   # the symmetric "or": some pair is a neighbour in one direction only
   asym <- sum(vapply(seq_len(nrow(xs)), function(i) {

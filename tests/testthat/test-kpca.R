@@ -210,20 +210,27 @@ test_that("kpca validates its arguments with clear messages", {
                fixed = TRUE)
 })
 
-test_that("kpca() validates a precomputed Gram matrix and its new rows", {
+test_that("kpca() validates a precomputed Gram matrix", {
   K <- kernel_matrix(rbf_kernel(1), x_iris[1:10, ])
-  expect_error(kpca(K[, 1:9], "precomputed"), "it is 10 x 9, not square", fixed = TRUE)
+  expect_error(kpca(K[, 1:9], "precomputed"),
+               "With kernel = \"precomputed\", `x` must be the n x n Gram matrix of the training points; it is 10 x 9, not square.",
+               fixed = TRUE)
   Ka <- K
   Ka[1, 2] <- Ka[1, 2] + 0.1
-  expect_error(kpca(Ka, "precomputed"), "The Gram matrix `x` must be symmetric", fixed = TRUE)
+  expect_error(kpca(Ka, "precomputed"), "The Gram matrix `x` must be symmetric",
+               fixed = TRUE)
   Kn <- K
   Kn[2, 2] <- Inf
-  expect_error(kpca(Kn, "precomputed"), "The Gram matrix `x` contains infinite values",
+  expect_error(kpca(Kn, "precomputed"), "The Gram matrix `x` contains infinite values.",
                fixed = TRUE)
   expect_error(kpca(matrix(0, 4, 4), "precomputed"), "the kernel matrix is zero",
                fixed = TRUE)
+  expect_error(kpca("K", "precomputed"),
+               "`x` must be the n x n Gram matrix of the training points (a numeric matrix), not character.",
+               fixed = TRUE)
   fit <- kpca(K, "precomputed", rank = 3)
-  expect_error(predict(fit, K[, 1:9]), "must have one column per training point (10)",
+  expect_error(predict(fit, K[, 1:9]),
+               "`newdata` must have one column per training point (10), holding the kernel values of the new points against them; it has 9.",
                fixed = TRUE)
   expect_error(predict(fit, rbind(c(NA, K[1, -1]))), "contains missing values",
                fixed = TRUE)

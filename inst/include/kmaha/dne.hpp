@@ -17,7 +17,9 @@
 // over ordered pairs), this is the paper's objective up to the factor 2.
 //
 // The graph has at most 2 n k edges and is never stored as an n x n matrix:
-// (D - W) X is accumulated edge by edge, so S costs O(n k D + n D^2).
+// (D - W) X is accumulated edge by edge, so S costs O(n k D + n D^2).  The
+// neighbour lists come from same_other_neighbors() (neighbors.hpp), the
+// span of the points when D >= n - 1 from centred_row_span() (span.hpp).
 //
 // KDNE (paper, equation "kdne"): with A = U Phi' and K = Phi' Phi,
 //   min trace(U K (D - W) K U')  s.t.  U (K + eps I) U' = I,
@@ -35,6 +37,7 @@
 #include <string>
 #include <vector>
 #include "neighbors.hpp"
+#include "span.hpp"
 
 namespace kmaha {
 
@@ -102,107 +105,6 @@ inline dne_graph make_dne_graph(const arma::umat& same, const arma::umat& other,
     }
   }
   return g;
-}
-
-namespace detail {
-struct nb_entry {
-  double d;
-  arma::uword j;
-};
-
-// Offer candidate (d, j) to a list of at most k entries sorted by distance.
-// Candidates arrive in increasing j, so an equal distance never displaces an
-// entry already present: ties go to the lower index, as in k_smallest().
-inline void offer(nb_entry* list, arma::uword& cnt, arma::uword k, double d,
-                  arma::uword j) {
-  if (cnt == k && !(d < list[k - 1].d)) return;
-  arma::uword p = cnt < k ? cnt++ : k - 1;
-  while (p > 0 && list[p - 1].d > d) {
-    list[p] = list[p - 1];
-    --p;
-  }
-  list[p] = nb_entry{d, j};
-}
-
-// Both neighbour lists of point qi in one scan of its squared distances
-// d[j] to every point j.
-inline void select_both(const double* d, arma::uword qi, const arma::uvec& y,
-                        arma::uword k, std::vector<nb_entry>& bs,
-                        std::vector<nb_entry>& bo, arma::umat& same,
-                        arma::umat& other) {
-  const arma::uword n = y.n_elem, cq = y[qi];
-  // lists[1]: same class, lists[0]: other classes.  Indexing by the class
-  // test instead of branching on it avoids a mispredicted branch per pair.
-  nb_entry* lists[2] = {bo.data(), bs.data()};
-  arma::uword cnt[2] = {0, 0};
-  const arma::uword* yp = y.memptr();
-  for (arma::uword j = 0; j < n; ++j) {
-    if (j == qi) continue;
-    const unsigned s = yp[j] == cq ? 1u : 0u;
-    offer(lists[s], cnt[s], k, d[j], j);
-  }
-  for (arma::uword t = 0; t < k; ++t) {
-    same(qi, t) = t < cnt[1] ? bs[t].j : no_neighbor;
-    other(qi, t) = t < cnt[0] ? bo[t].j : no_neighbor;
-  }
-}
-}  // namespace detail
-
-// Same-class and other-class k nearest neighbours of every row of X
-// (Euclidean distance) in one pass over blocks of distances
-// (distances.hpp).  Ties are broken by the lower index, as in
-// class_neighbors().  Blocks of `block` points run on the context's
-// threads; each point's lists are built by one thread, so they do not depend
-// on the thread count.
-inline void dne_neighbors(const arma::mat& X, const arma::uvec& y, arma::uword k,
-                          arma::umat& same, arma::umat& other,
-                          arma::uword block, const context& ctx) {
-  const arma::uword n = X.n_rows;
-  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
-  const double c = detail::rank_scale(X);
-  if (c != 1.0) {  // rank on rescaled points (detail::rank_scale())
-    dne_neighbors(arma::mat(X / c), y, k, same, other, block, ctx);
-    return;
-  }
-  same.set_size(n, k);
-  other.set_size(n, k);
-  if (k == 0 || n == 0) return;
-  struct lists {
-    std::vector<detail::nb_entry> bs, bo;
-  };
-  per_thread<lists> work(ctx.threads);
-  for_each_distance_block(
-      X, X, block,
-      [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
-        lists& w = work.local();
-        w.bs.resize(k);
-        w.bo.resize(k);
-        for (arma::uword q = q0; q < q1; ++q)
-          detail::select_both(D2.colptr(q - q0), q, y, k, w.bs, w.bo, same, other);
-      },
-      ctx);
-}
-
-// The same lists by feature-space distance from a Gram matrix K:
-// ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij.  Serial (O(n^2) reads of K).
-inline void dne_neighbors_gram(const arma::mat& K, const arma::uvec& y,
-                               arma::uword k, arma::umat& same,
-                               arma::umat& other, const context& ctx) {
-  const arma::uword n = K.n_rows;
-  if (K.n_cols != n) throw error("dne neighbours: Gram matrix not square");
-  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
-  same.set_size(n, k);
-  other.set_size(n, k);
-  if (k == 0 || n == 0) return;
-  const arma::vec kd = K.diag();
-  std::vector<double> d(n);
-  std::vector<detail::nb_entry> bs(k), bo(k);
-  for (arma::uword q = 0; q < n; ++q) {
-    const double* c = K.colptr(q);
-    for (arma::uword j = 0; j < n; ++j) d[j] = kd[j] + kd[q] - 2.0 * c[j];
-    detail::select_both(d.data(), q, y, k, bs, bo, same, other);
-    if ((q & 255u) == 255u) check_interrupt(ctx.interrupt);
-  }
 }
 
 namespace detail {
@@ -347,43 +249,6 @@ inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
   return Vd;
 }
 
-// Eigen-decomposition of a centred Gram matrix Gc (n x n), keeping the
-// directions with eigenvalue above rtol times the largest (U: n x r, s: r).
-inline void centred_gram_eigen(const arma::mat& Gc, arma::mat& U, arma::vec& s,
-                               const char* who, double rtol = 1e-10) {
-  arma::mat G = 0.5 * (Gc + Gc.t());
-  arma::vec ev;
-  arma::mat V;
-  if (!arma::eig_sym(ev, V, G))
-    throw error(std::string(who) + ": the eigen-decomposition failed");
-  const double top = ev.n_elem ? ev.max() : 0.0;
-  const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > rtol * top))
-                                    : arma::uvec();
-  U = V.cols(keep);
-  s = ev.elem(keep);
-}
-
-// An orthonormal basis B (D x r) of the span of the centred rows of X
-// (n x D), the coordinates Z = Xc B (n x r) of the points in it and their
-// retention(), from the eigen-decomposition of the n x n Gram matrix
-// Xc Xc' = U diag(s) U': B = Xc' U_r diag(s_r)^(-1/2) and
-// Z = U_r diag(s_r)^(1/2), keeping the eigenvalues above rtol times the
-// largest (cost O(n^2 D), not O(D^3)).
-inline void centred_row_span(const arma::mat& X, arma::mat& B, arma::mat& Z,
-                             double& rho) {
-  const arma::mat Xc = X.each_row() - arma::mean(X, 0);
-  arma::mat U;
-  arma::vec s;
-  centred_gram_eigen(Xc * Xc.t(), U, s, "dne");
-  B = Xc.t() * U;
-  Z = U;
-  for (arma::uword c = 0; c < s.n_elem; ++c) {
-    B.col(c) /= std::sqrt(s[c]);
-    Z.col(c) *= std::sqrt(s[c]);
-  }
-  rho = retention(U, s, X.n_rows);
-}
-
 // c orthonormal vectors orthogonal to the orthonormal columns of B (D x r),
 // by Gram-Schmidt on the coordinate vectors e_j with column pivoting (the
 // e_j with the largest remaining component first, the lower j on ties):
@@ -422,7 +287,7 @@ inline arma::mat complement_basis(const arma::mat& B, arma::uword c) {
 // When D >= n - 1 the problem is solved in the span of the centred points:
 // S = Xc' (D - W) Xc (since (D - W) 1 = 0) vanishes on the orthogonal
 // complement of that span, so with the basis B and coordinates Z = Xc B of
-// detail::centred_row_span() the eigenpairs of S are those of the r x r
+// centred_row_span() (span.hpp) the eigenpairs of S are those of the r x r
 // matrix Z' (D - W) Z (eigenvectors B v) and D - r zeros (eigenvectors any
 // orthonormal basis of the complement).  Cost O(n^2 D + n^3) instead of
 // O(n D^2 + D^3); S itself is not formed (dne_result::S stays empty).
@@ -443,8 +308,10 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
     return r;
   }
   // In the span of the centred points.
-  arma::mat B, Z;
-  detail::centred_row_span(X, B, Z, r.retention);
+  const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "dne");
+  const arma::mat& B = sp.basis;
+  const arma::mat& Z = sp.coords;
+  r.retention = detail::retention(sp.U, sp.s, n);
   check_interrupt(ctx.interrupt);
   const arma::uword rk = B.n_cols;
   r.span_rank = rk;

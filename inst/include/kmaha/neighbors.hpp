@@ -1,4 +1,8 @@
-// kmaha core: nearest-neighbour searches.
+// kmaha core: nearest-neighbour searches, the one place the learners and
+// kNN find neighbours: knn_search() (kNN classification), class_neighbors()
+// (LMNN's target neighbours, target_neighbors() in R) and
+// same_other_neighbors() with its Gram-matrix version (DNE's graph, and the
+// targets of the kernel-trick learners).
 //
 // All searches work on blocks of query rows, so memory stays at
 // O(block * n) rather than O(n^2).  Ties in distance are broken by the lower
@@ -130,6 +134,110 @@ inline arma::umat class_neighbors(const arma::mat& X, const arma::uvec& y,
       },
       ctx);
   return idx;
+}
+
+namespace detail {
+struct nb_entry {
+  double d;
+  arma::uword j;
+};
+
+// Offer candidate (d, j) to a list of at most k entries sorted by distance.
+// Candidates arrive in increasing j, so an equal distance never displaces an
+// entry already present: ties go to the lower index, as in k_smallest().
+inline void offer(nb_entry* list, arma::uword& cnt, arma::uword k, double d,
+                  arma::uword j) {
+  if (cnt == k && !(d < list[k - 1].d)) return;
+  arma::uword p = cnt < k ? cnt++ : k - 1;
+  while (p > 0 && list[p - 1].d > d) {
+    list[p] = list[p - 1];
+    --p;
+  }
+  list[p] = nb_entry{d, j};
+}
+
+// Both neighbour lists of point qi in one scan of its squared distances
+// d[j] to every point j.
+inline void select_both(const double* d, arma::uword qi, const arma::uvec& y,
+                        arma::uword k, std::vector<nb_entry>& bs,
+                        std::vector<nb_entry>& bo, arma::umat& same,
+                        arma::umat& other) {
+  const arma::uword n = y.n_elem, cq = y[qi];
+  // lists[1]: same class, lists[0]: other classes.  Indexing by the class
+  // test instead of branching on it avoids a mispredicted branch per pair.
+  nb_entry* lists[2] = {bo.data(), bs.data()};
+  arma::uword cnt[2] = {0, 0};
+  const arma::uword* yp = y.memptr();
+  for (arma::uword j = 0; j < n; ++j) {
+    if (j == qi) continue;
+    const unsigned s = yp[j] == cq ? 1u : 0u;
+    offer(lists[s], cnt[s], k, d[j], j);
+  }
+  for (arma::uword t = 0; t < k; ++t) {
+    same(qi, t) = t < cnt[1] ? bs[t].j : no_neighbor;
+    other(qi, t) = t < cnt[0] ? bo[t].j : no_neighbor;
+  }
+}
+}  // namespace detail
+
+// Same-class and other-class k nearest neighbours of every row of X
+// (Euclidean distance) in one pass over blocks of distances
+// (distances.hpp): DNE's graph, and the target neighbours of the learners
+// that borrow it.  Ties are broken by the lower index, as in
+// class_neighbors().  Blocks of `block` points run on the context's
+// threads; each point's lists are built by one thread, so they do not depend
+// on the thread count.
+inline void same_other_neighbors(const arma::mat& X, const arma::uvec& y,
+                                 arma::uword k, arma::umat& same,
+                                 arma::umat& other, arma::uword block,
+                                 const context& ctx) {
+  const arma::uword n = X.n_rows;
+  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  const double c = detail::rank_scale(X);
+  if (c != 1.0) {  // rank on rescaled points (detail::rank_scale())
+    same_other_neighbors(arma::mat(X / c), y, k, same, other, block, ctx);
+    return;
+  }
+  same.set_size(n, k);
+  other.set_size(n, k);
+  if (k == 0 || n == 0) return;
+  struct lists {
+    std::vector<detail::nb_entry> bs, bo;
+  };
+  per_thread<lists> work(ctx.threads);
+  for_each_distance_block(
+      X, X, block,
+      [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
+        lists& w = work.local();
+        w.bs.resize(k);
+        w.bo.resize(k);
+        for (arma::uword q = q0; q < q1; ++q)
+          detail::select_both(D2.colptr(q - q0), q, y, k, w.bs, w.bo, same, other);
+      },
+      ctx);
+}
+
+// The same lists by feature-space distance from a Gram matrix K:
+// ||phi_i - phi_j||^2 = K_ii + K_jj - 2 K_ij (the kernel-trick learners'
+// targets).  Serial (O(n^2) reads of K).
+inline void same_other_neighbors_gram(const arma::mat& K, const arma::uvec& y,
+                                      arma::uword k, arma::umat& same,
+                                      arma::umat& other, const context& ctx) {
+  const arma::uword n = K.n_rows;
+  if (K.n_cols != n) throw error("dne neighbours: Gram matrix not square");
+  if (y.n_elem != n) throw error("dne neighbours: labels length mismatch");
+  same.set_size(n, k);
+  other.set_size(n, k);
+  if (k == 0 || n == 0) return;
+  const arma::vec kd = K.diag();
+  std::vector<double> d(n);
+  std::vector<detail::nb_entry> bs(k), bo(k);
+  for (arma::uword q = 0; q < n; ++q) {
+    const double* c = K.colptr(q);
+    for (arma::uword j = 0; j < n; ++j) d[j] = kd[j] + kd[q] - 2.0 * c[j];
+    detail::select_both(d.data(), q, y, k, bs, bo, same, other);
+    if ((q & 255u) == 255u) check_interrupt(ctx.interrupt);
+  }
 }
 
 }  // namespace kmaha

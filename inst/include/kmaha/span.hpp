@@ -1,49 +1,91 @@
-// kmaha core: an orthonormal basis of the span of the centred rows of a
-// matrix (the span of the differences x_i - x_j of its rows).
+// kmaha core: the span of the centred rows of a matrix (the span of the
+// differences x_i - x_j of its rows), from the eigen-decomposition of the
+// centred Gram matrix.
 //
 // Learners whose objective depends on a metric only through differences of
 // points (LMNN, DNE) can work in these r coordinates instead of all D when
 // r < D (p >> n, or kernel PCA coordinates / kernel rows with a
-// rank-deficient kernel).
+// rank-deficient kernel).  One routine, centred_row_span(), serves both:
+// LMNN takes its basis through difference_span(), DNE the basis, the
+// points' coordinates in it and the eigenpairs (for its retention).
 #ifndef KMAHA_SPAN_HPP
 #define KMAHA_SPAN_HPP
 
 #include <cmath>
+#include <string>
 #include "common.hpp"
 #include "gemm.hpp"
 
 namespace kmaha {
 
-// Orthonormal basis (D x r) of the span of the differences of the rows of X
-// (n x D) if r < D; an empty matrix when that span can be all of R^D
-// (n - 1 >= D) or X has no rows.  Eigenvalues of the centred Gram matrix
-// below rtol times the largest are dropped (at least one direction is
-// kept).  `kernels` selects the instruction set of the two products.
-inline arma::mat difference_span(const arma::mat& X, isa kernels,
-                                 double rtol = 1e-10) {
+namespace detail {
+// Eigen-decomposition of a centred Gram matrix Gc (n x n, symmetrised
+// here), keeping the directions with eigenvalue above rtol times the
+// largest, none when the largest is not positive (U: n x r, s: r, ascending).
+inline void centred_gram_eigen(const arma::mat& Gc, arma::mat& U, arma::vec& s,
+                               const char* who, double rtol = 1e-10) {
+  arma::mat G = 0.5 * (Gc + Gc.t());
+  arma::vec ev;
+  arma::mat V;
+  if (!arma::eig_sym(ev, V, G))
+    throw error(std::string(who) + ": the eigen-decomposition failed");
+  const double top = ev.n_elem ? ev.max() : 0.0;
+  const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > rtol * top))
+                                    : arma::uvec();
+  U = V.cols(keep);
+  s = ev.elem(keep);
+}
+}  // namespace detail
+
+// The span of the centred rows of X (n x D): with Xc = X - 1 mean' and
+// Xc Xc' = U diag(s) U' (the r eigenvalues above rtol times the largest),
+// an orthonormal basis B = Xc' U diag(s)^(-1/2) (D x r) and the points'
+// coordinates in it, Z = Xc B = U diag(s)^(1/2) (n x r).  Cost O(n^2 D),
+// not O(D^3).  `kernels` selects the instruction set of the two products;
+// `who` names the caller in the error of a failed eigen-decomposition.
+struct row_span {
+  arma::mat basis;   // B, D x r
+  arma::mat coords;  // Z, n x r
+  arma::mat U;       // n x r
+  arma::vec s;       // r eigenvalues of Xc Xc', ascending
+};
+
+inline row_span centred_row_span(const arma::mat& X, isa kernels,
+                                 double rtol = 1e-10,
+                                 const char* who = "span") {
   const arma::uword n = X.n_rows, D = X.n_cols;
-  if (n == 0 || n - 1 >= D) return arma::mat();
+  row_span out;
   const arma::mat Xc = X.each_row() - arma::mean(X, 0);
   gemm_buffers buf;
   // G = Xc Xc' (n x n)
   arma::mat G(n, n);
   gemm(kernels, n, n, D, cview::col_major(Xc.memptr(), n),
        cview::transposed(Xc.memptr(), n), G.memptr(), 1, n, false, buf);
-  G = 0.5 * (G + G.t());
-  arma::vec s;
-  arma::mat U;
-  if (!arma::eig_sym(s, U, G)) throw error("difference_span: eigendecomposition failed");
-  const double top = s.max();
-  arma::uvec keep = arma::find(s > rtol * top);
-  if (!(top > 0.0) || keep.n_elem == 0) keep = arma::uvec{s.n_elem - 1};
-  // B = Xc' U_r diag(1 / sqrt(s_r)): orthonormal columns spanning the rows
-  const arma::mat Ur = U.cols(keep);
-  const arma::uword r = Ur.n_cols;
-  arma::mat B(D, r);
-  gemm(kernels, D, r, n, cview::transposed(Xc.memptr(), n),
-       cview::col_major(Ur.memptr(), n), B.memptr(), 1, D, false, buf);
-  for (arma::uword c = 0; c < keep.n_elem; ++c) B.col(c) /= std::sqrt(s[keep[c]]);
-  return B;
+  detail::centred_gram_eigen(G, out.U, out.s, who, rtol);
+  const arma::uword r = out.U.n_cols;
+  out.basis.set_size(D, r);
+  if (r > 0) {
+    gemm(kernels, D, r, n, cview::transposed(Xc.memptr(), n),
+         cview::col_major(out.U.memptr(), n), out.basis.memptr(), 1, D, false, buf);
+  }
+  out.coords = out.U;
+  for (arma::uword c = 0; c < r; ++c) {
+    const double sq = std::sqrt(out.s[c]);
+    out.basis.col(c) /= sq;
+    out.coords.col(c) *= sq;
+  }
+  return out;
+}
+
+// LMNN's reduction: the basis of centred_row_span() when the span can be
+// smaller than R^D (n - 1 < D), else an empty matrix (n - 1 >= D, or X has
+// no rows).  When all rows are equal the span has no direction and the
+// basis no column, which is empty too: the caller keeps all D coordinates.
+inline arma::mat difference_span(const arma::mat& X, isa kernels,
+                                 double rtol = 1e-10) {
+  const arma::uword n = X.n_rows, D = X.n_cols;
+  if (n == 0 || n - 1 >= D) return arma::mat();
+  return centred_row_span(X, kernels, rtol, "difference_span").basis;
 }
 
 }  // namespace kmaha
