@@ -28,10 +28,10 @@ rows <- lapply(fs, function(f) {
   for (k in sort(unique(cv$folds))) {
     xk <- xs[cv$folds != k, , drop = FALSE]
     for (j in which(cu$kind == "kernel")) {
-      deg[j] <- deg[j] || !is.null(kmaha:::kernel_degeneracy(kernels[[j]], xk))
+      deg[j] <- deg[j] || !is.null(kmaha:::kernel_verdict(kernels[[j]], xk, ctx))
     }
     u <- which(cu$kind == "unweighted")
-    deg[u] <- deg[u] || !is.null(kmaha:::kernel_degeneracy(kmaha:::kernel_sum(kernels), xk))
+    deg[u] <- deg[u] || !is.null(kmaha:::kernel_verdict(kmaha:::kernel_sum(kernels), xk, ctx))
   }
   cu$degenerate <- deg
   v <- length(unique(cv$folds))

@@ -9,8 +9,9 @@
 #     inside each fit, wherever it ran);
 #   * critical: per round of futures, the largest chunk's fit time (the
 #     chunks as plan_split() makes them: one contiguous chunk per worker of
-#     the round's tasks in the order cv_round() sends them), summed over the
-#     rounds: what the CV would take with free round trips;
+#     the round's tasks in the order score_round() sends them; the fast
+#     strategy has one round of learner fits after the screen): what the CV
+#     would take with free round trips;
 #   * the rest of the wall time: the final fit, the round trips of the
 #     futures and waiting for a core.
 # A last measurement gives the round-trip floor: one future_lapply() round
@@ -53,21 +54,20 @@ plans <- list(
 invisible(parallel::clusterEvalQ(cl1, suppressPackageStartupMessages(library(kmaha))))
 invisible(parallel::clusterEvalQ(cl2, suppressPackageStartupMessages(library(kmaha))))
 
-# The chunks' fit times of the rounds of a fast CV on W workers.
+# The chunks' fit times of the round of learner fits of a CV on W workers.
 critical_path <- function(cv, W) {
   v <- ncol(cv$accuracy)
   nc <- nrow(cv$accuracy)
   tasks <- expand.grid(fold = seq_len(v), cand = seq_len(nc))
   secs <- cv$seconds[cbind(tasks$cand, tasks$fold)]
-  first <- which(tasks$fold == 1L)
-  rest <- which(tasks$fold != 1L & !cv$curve$dropped[tasks$cand])
+  ran <- which(!cv$curve$dropped[tasks$cand])
   round_time <- function(ids) {
     if (!length(ids)) return(0)
     perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
     chunks <- kmaha:::split_even(length(ids), min(W, length(ids)))
     max(vapply(chunks, function(ch) sum(secs[ids[perm][ch]], na.rm = TRUE), 0))
   }
-  round_time(first) + round_time(rest)
+  round_time(ran)
 }
 
 # The way kmaha 0.3.0 and the first pipeline sent a round: one
@@ -75,21 +75,21 @@ critical_path <- function(cv, W) {
 # in R/parallel.R).  Swapped into the namespace for the "future_lapply"
 # rows; the workers' code is the same either way.
 ns <- asNamespace("kmaha")
-round_chunks <- get("cv_round", ns)
+round_chunks <- get("score_round", ns)
 round_lapply <- function(ids, job, seeds, progress) {
   perm <- order((seq_along(ids) * 0.6180339887498949) %% 1)
   out <- vector("list", length(ids))
   out[perm] <- future.apply::future_lapply(
-    ids[perm], function(t, job, progress) cv_task(t, job, progress), job = job,
+    ids[perm], function(t, job, progress) kmaha:::score_task(t, job, progress), job = job,
     progress = progress, future.seed = seeds[ids[perm]], future.globals = FALSE,
     future.packages = "kmaha")
   out
 }
 environment(round_lapply) <- ns
 set_round <- function(f) {
-  unlockBinding("cv_round", ns)
-  assign("cv_round", f, envir = ns)
-  lockBinding("cv_round", ns)
+  unlockBinding("score_round", ns)
+  assign("score_round", f, envir = ns)
+  lockBinding("score_round", ns)
 }
 ways <- list(chunks = round_chunks, future_lapply = round_lapply)
 if (Sys.getenv("KMAHA_BENCH_COMPARE", "yes") == "no") ways <- ways["chunks"]

@@ -50,6 +50,26 @@
 # to bench/results/cv_rules_summary.csv.
 # Usage: Rscript data-raw/analyse-cv.R   (KMAHA_CVINV_CACHE as in step 1)
 suppressPackageStartupMessages(library(kmaha))
+
+# kmaha 0.4.0's successive halving after the first fold (cv_keep(), since
+# replaced by the screen of score_candidates()), kept here to replay the
+# rules the investigation compared: a candidate is kept unless the best one
+# beats it on that fold by more than z paired standard errors,
+# w_best - w_j > z * sqrt(w_best + w_j + 1); failed ones (NULL) are dropped
+# unless every one failed.
+cv_keep <- function(correct, z = 1) {
+  ok <- !vapply(correct, is.null, NA)
+  if (!any(ok)) return(rep(TRUE, length(correct)))
+  score <- vapply(correct, function(cc) if (is.null(cc)) -1 else sum(cc), 0)
+  b <- correct[[which.max(score)]]
+  vapply(seq_along(correct), function(j) {
+    cj <- correct[[j]]
+    if (is.null(cj)) return(FALSE)
+    wb <- sum(b & !cj)
+    wj <- sum(cj & !b)
+    wb - wj <= z * sqrt(wb + wj + 1)
+  }, NA)
+}
 `%||%` <- function(a, b) if (is.null(a)) b else a
 cache_dir <- Sys.getenv("KMAHA_CVINV_CACHE", file.path("data-raw", "cache", "cv_investigation"))
 out_csv <- Sys.getenv("KMAHA_CVINV_OUT", file.path("inst", "extdata", "cv_investigation.csv"))
@@ -173,7 +193,7 @@ apply_family <- function(u, fam, selects, halvings) {
   out <- list()
   for (h in halvings) {
     keep <- if (h != "exh") {
-      kmaha:::cv_keep(lapply(seq_len(nrow(cl)), function(i) {
+      cv_keep(lapply(seq_len(nrow(cl)), function(i) {
         v <- Ms[[1]][i, f1]
         if (anyNA(v)) NULL else v
       }), z = switch(h, fast2 = 2, fastA = if (sum(f1) >= 40L) 1 else 2, 1))
