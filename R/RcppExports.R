@@ -5,8 +5,8 @@ cpp_alignment_products <- function(kernels, x, y, p, ctx) {
     .Call(`_kmaha_cpp_alignment_products`, kernels, x, y, p, ctx)
 }
 
-cpp_dne_fit <- function(x, same, other, dim, lambda, ctx) {
-    .Call(`_kmaha_cpp_dne_fit`, x, same, other, dim, lambda, ctx)
+cpp_dne_fit <- function(x, same, other, dim, lambda, principal, ctx) {
+    .Call(`_kmaha_cpp_dne_fit`, x, same, other, dim, lambda, principal, ctx)
 }
 
 cpp_kdne_fit <- function(K, same, other, dim, eps, ctx) {

@@ -81,8 +81,8 @@ core_dne_neighbors <- function(z, y, k, gram, ctx) {
   core_run(cpp_dne_neighbors(z, y, k, gram, ctx))
 }
 
-core_dne_fit <- function(x, same, other, dim, lambda, ctx) {
-  core_run(cpp_dne_fit(x, same, other, dim, lambda, ctx))
+core_dne_fit <- function(x, same, other, dim, lambda, ctx, principal = FALSE) {
+  core_run(cpp_dne_fit(x, same, other, dim, lambda, principal, ctx))
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {

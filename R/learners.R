@@ -252,7 +252,8 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
                         principal = principal),
     klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, argname = spec$argname,
                          gram = spec$gram),
-    dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L),
+    dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
+                      principal = principal),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
     custom = fit_custom_map(spec, z, y, targets),
     euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list()))
@@ -414,8 +415,9 @@ lmnn_gram_error <- function(e, K, gram) {
   stop(e)
 }
 
-fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE) {
-  res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx)
+fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE, principal = FALSE) {
+  res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx,
+                      principal = principal)
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
   # p >> n: solved in the span of the centred points, S was not formed
   span <- isTRUE(res$span_rank > 0L)

@@ -3,15 +3,16 @@
 #include "glue.h"
 #include <kmaha/dne.hpp>
 
-// DNE map from data x (n x D) and neighbour lists; dim = 0: automatic.
+// DNE map from data x (n x D) and neighbour lists; dim = 0: automatic;
+// principal: the columns of x are exact kernel principal components.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same,
                        const Rcpp::IntegerMatrix& other, int dim,
-                       double lambda, SEXP ctx) {
+                       double lambda, bool principal, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha::dne_graph g = kmaha::make_dne_graph(kmaha_glue::index_from_r(same),
                                                      kmaha_glue::index_from_r(other), x.n_rows);
-    const kmaha::dne_result r = kmaha::dne_fit(x, g, dim, lambda, c);
+    const kmaha::dne_result r = kmaha::dne_fit(x, g, dim, lambda, principal, c);
     return Rcpp::List::create(
         Rcpp::Named("A") = r.A, Rcpp::Named("eigenvalues") = Rcpp::NumericVector(
                                     r.eigval.begin(), r.eigval.end()),

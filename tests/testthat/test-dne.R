@@ -346,6 +346,32 @@ test_that("p > n: the span solution equals the full eigenproblem", {
                tolerance = 1e-9)
 })
 
+test_that("exact KPCA coordinates: the span read off the axes equals the general span", {
+  # kmaha(learner = "dne") on exact KPCA coordinates with rank n - 1 skips
+  # the eigen-decomposition of the span (principal = TRUE); the eigenvalues,
+  # the automatic dimension, the retention and the learned distances must
+  # be those of the general path.
+  d <- pn_data(40, 5, seed = 23)
+  kp <- kpca(d$x, kernel = rbf_kernel(sigma = 0.5))
+  z <- kp$coords
+  expect_gte(ncol(z), nrow(z) - 1L)
+  ctx <- test_ctx()
+  tg <- kmaha:::core_dne_neighbors(z, as.integer(d$y), 3L, FALSE, ctx)
+  for (dd in c(0L, 4L)) {
+    a <- kmaha:::core_dne_fit(z, tg$same, tg$other, dd, 0.3, ctx, principal = FALSE)
+    b <- kmaha:::core_dne_fit(z, tg$same, tg$other, dd, 0.3, ctx, principal = TRUE)
+    expect_identical(b$dim, a$dim)
+    expect_identical(b$span_rank, a$span_rank)
+    expect_equal(b$eigenvalues, a$eigenvalues, tolerance = 1e-9)
+    expect_equal(b$retention, a$retention, tolerance = 1e-9)
+    expect_equal(as.matrix(dist(z %*% t(b$A))), as.matrix(dist(z %*% t(a$A))),
+                 tolerance = 1e-8)
+  }
+  # a fit through kmaha() on such coordinates solves in the span too
+  m <- kmaha(d$x, d$y, kernel = rbf_kernel(sigma = 0.5), learner = "dne")
+  expect_match(m$convergence$message, "span of the centred training points", fixed = TRUE)
+})
+
 test_that("the automatic dimension counts the negative eigenvalues beyond (1 - retention) x the largest", {
   # ordinary data (affinely dependent points): retention 1, every negative
   d <- make_data(n = 90, seed = 4)

@@ -291,8 +291,12 @@ inline arma::mat complement_basis(const arma::mat& B, arma::uword c) {
 // matrix Z' (D - W) Z (eigenvectors B v) and D - r zeros (eigenvectors any
 // orthonormal basis of the complement).  Cost O(n^2 D + n^3) instead of
 // O(n D^2 + D^3); S itself is not formed (dne_result::S stays empty).
+// principal = true: the columns of X are principal components already
+// (exact KPCA coordinates), whose span needs no eigen-decomposition
+// (principal_row_span(), span.hpp).
 inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
-                          arma::uword dim, double lambda, const context& ctx) {
+                          arma::uword dim, double lambda, bool principal,
+                          const context& ctx) {
   const arma::uword p = X.n_cols, n = X.n_rows;
   if (n != g.n) throw error("dne: data and graph sizes differ");
   if (dim > p) throw error("dne: dim exceeds the number of features");
@@ -308,7 +312,8 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
     return r;
   }
   // In the span of the centred points.
-  const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "dne");
+  const row_span sp = principal ? principal_row_span(X, 1e-10)
+                                : centred_row_span(X, ctx.kernels, 1e-10, "dne");
   const arma::mat& B = sp.basis;
   const arma::mat& Z = sp.coords;
   r.retention = detail::retention(sp.U, sp.s, n);

@@ -47,6 +47,7 @@
 #include "gram.hpp"
 #include "kernels.hpp"
 #include "knn.hpp"
+#include "neighbors.hpp"
 #include "kpca.hpp"
 #include "parallel.hpp"
 
@@ -213,9 +214,9 @@ inline screen_result screen_kernels(const arma::mat& X, const arma::uvec& y,
       // DNE on the fold's coordinates, its map applied to both sides
       arma::umat same, other;
       const arma::uword dk = std::min<arma::uword>(opt.dne_k, tr.n_elem - 1);
-      dne_neighbors(ztr, ytr, dk, same, other, 256, task_ctx);
+      same_other_neighbors(ztr, ytr, dk, same, other, 256, task_ctx);
       const dne_graph g = make_dne_graph(same, other, tr.n_elem);
-      const dne_result fit = dne_fit(ztr, g, 0, 0.0, task_ctx);
+      const dne_result fit = dne_fit(ztr, g, 0, 0.0, true, task_ctx);
       ztr = apply_map(ztr, fit.A, task_ctx.kernels);
       zte = apply_map(zte, fit.A, task_ctx.kernels);
       const arma::uword kk = std::min<arma::uword>(opt.k, tr.n_elem);

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 #include "common.hpp"
 #include "gemm.hpp"
 
@@ -74,6 +75,29 @@ inline row_span centred_row_span(const arma::mat& X, isa kernels,
     out.basis.col(c) /= sq;
     out.coords.col(c) *= sq;
   }
+  return out;
+}
+
+// The same for points whose coordinates are principal components already
+// (exact kernel PCA coordinates: columns centred, orthogonal, of squared
+// norms s_j): the span is spanned by the axes, so B is the identity on the
+// columns whose squared norm exceeds rtol times the largest, Z those
+// columns, U = Z diag(s)^(-1/2), with no eigen-decomposition.
+inline row_span principal_row_span(const arma::mat& X, double rtol = 1e-10) {
+  const arma::uword D = X.n_cols;
+  row_span out;
+  const arma::rowvec s = arma::sum(arma::square(X), 0);
+  const double top = s.n_elem ? s.max() : 0.0;
+  std::vector<arma::uword> keep;
+  for (arma::uword j = 0; j < D; ++j)
+    if (top > 0.0 && s[j] > rtol * top) keep.push_back(j);
+  const arma::uvec k(keep);
+  out.coords = X.cols(k);
+  out.s = arma::vec(s.elem(k));
+  out.U = out.coords;
+  for (arma::uword c = 0; c < k.n_elem; ++c) out.U.col(c) /= std::sqrt(out.s[c]);
+  out.basis.zeros(D, k.n_elem);
+  for (arma::uword c = 0; c < k.n_elem; ++c) out.basis(k[c], c) = 1.0;
   return out;
 }
 
