@@ -31,10 +31,10 @@ test_that("the embedding agrees with kmaha() on a UCI set and separates it", {
   test <- kmaha_data("balance", path = NULL)[seq(3, 625, by = 5), ]
   rec <- recipes::recipe(class ~ ., data = b)
   rec <- step_kmaha(rec, recipes::all_numeric_predictors(), learner = "lmnn",
-                    sigma = 1, learner_args = list(max_iter = 100))
+                    sigma = 1, learner_args = list(max_iter = 200))
   baked <- recipes::bake(recipes::prep(rec), new_data = test)
   direct <- kmaha(b[, 1:4], b$class, learner = "lmnn", kernel = rbf_kernel(1),
-                  learner_args = list(max_iter = 100))
+                  learner_args = list(max_iter = 200))
   z <- as.matrix(baked[, grep("^kmaha_", names(baked))])
   expect_equal(unname(z), unname(predict(direct, test[, 1:4], type = "transform")))
   # 1-NN on the baked coordinates is kmaha's own 1-NN prediction
