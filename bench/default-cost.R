@@ -10,7 +10,8 @@
 #   Rscript bench/default-cost.R [learner] [out.csv] [reps] [sets]
 #
 # learner: nca (default), lmnn or dne; reps: timings of the default (2);
-# sets: comma list (all available hold-out sets with 120-400 training rows).
+# sets: comma list (all available hold-out sets with 120-400 training rows);
+# when given and `out` exists, the rows of those sets are replaced in it.
 # Runs on any kmaha version with kmaha(), nca(), lmnn(), dne() (0.4.0 too),
 # so that the installed version is what is measured: point R_LIBS at the
 # library that holds the version to measure.
@@ -73,6 +74,13 @@ for (s in sets) {
   rows[[length(rows) + 1L]] <- row
 }
 res <- do.call(rbind, rows)
+# sets named on the command line replace their rows in an existing file
+if (length(args) >= 4 && file.exists(out)) {
+  old <- utils::read.csv(out, stringsAsFactors = FALSE)
+  old <- old[!(old$set %in% res$set) | old$version != res$version[1], , drop = FALSE]
+  res <- rbind(old[, names(res)], res)
+  res <- res[order(match(res$set, HOLDOUT_SETS)), , drop = FALSE]
+}
 cat(sprintf("\nmedian ratio over %d sets: %.1f (range %.1f-%.1f)\n", nrow(res),
             median(res$ratio), min(res$ratio), max(res$ratio)))
 utils::write.csv(res, out, row.names = FALSE)

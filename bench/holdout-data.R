@@ -68,8 +68,8 @@ holdout_load <- function(name) {
       list(x = holdout_numeric(d[, names(d) != "Class"]), y = d$Class, n_train = 200,
            note = "modeldata ad_data (Alzheimer's), Genotype dummy-coded") },
     pd_speech = { d <- holdout_pkg_data("pd_speech", "modeldata")
-      list(x = as.matrix(d[, names(d) != "class"]), y = d$class, n_train = 300,
-           note = "modeldata pd_speech (752 features)") },
+      list(x = as.matrix(d[, names(d) != "class"]), y = d$class, n_train = 150,
+           note = "modeldata pd_speech (252 subjects, 751 features)") },
     two_class = { d <- holdout_pkg_data("two_class_dat", "modeldata")
       list(x = as.matrix(d[, c("A", "B")]), y = d$Class, n_train = 300, note = "modeldata two_class_dat") },
     cox2 = { e <- new.env(); utils::data(cox2, package = "caret", envir = e)
