@@ -202,16 +202,6 @@ as_plain_frame <- function(d, arg) {
   stopf("`%s` must be a data frame or a matrix.", arg)
 }
 
-# One of `choices`, exactly (no partial matching), with a message naming
-# them.
-match_choice <- function(value, choices, arg) {
-  if (identical(value, choices)) return(choices[1])
-  if (!is.character(value) || length(value) != 1L || is.na(value) || !value %in% choices) {
-    stopf("`%s` must be one of %s.", arg, paste(dQuote(choices, FALSE), collapse = ", "))
-  }
-  value
-}
-
 # --------------------------------------------------------------------------
 # Kernel choice, alignment, kernel PCA and the reproduction.
 

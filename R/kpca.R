@@ -192,8 +192,8 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   kernel <- check_kernel(kernel, precomputed = TRUE)
   pre <- is_precomputed(kernel)
   x <- if (pre) check_precomputed_gram(x, "x") else check_x(x, "x")
-  method <- match.arg(method)
-  landmark_method <- match.arg(landmark_method)
+  method <- match_choice(method, c("auto", "full", "truncated", "nystrom"), "method")
+  landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   if (!is.null(landmarks) && method %in% c("full", "truncated")) {
     stopf("`landmarks` is used only by the Nystrom method: use method = \"nystrom\" or \"auto\", not \"%s\".",
           method)
@@ -416,7 +416,7 @@ print.kmaha_kpca <- function(x, ...) {
 #' @export
 plot.kmaha_kpca <- function(x, y = NULL, type = c("coords", "spectrum"),
                             dims = c(1, 2), col = NULL, ...) {
-  type <- match.arg(type)
+  type <- match_choice(type, c("coords", "spectrum"), "type")
   if (type == "spectrum") {
     share <- x$eigenvalues / x$trace
     r <- length(share)
@@ -499,7 +499,7 @@ check_gram <- function(K, arg = "K") {
 }
 
 kpca_check_args <- function(n, rank, tol, method) {
-  method <- match.arg(method, c("auto", "full", "truncated"))
+  method <- match_choice(method, c("auto", "full", "truncated"), "method")
   if (!is.null(rank)) {
     if (!is.numeric(rank) || length(rank) != 1L || is.na(rank) ||
         !is.finite(rank) || rank != round(rank) || rank < 1) {

@@ -130,7 +130,7 @@ test_that("bad Nystrom arguments give exact errors", {
   expect_error(kpca(x_nys, landmarks = bad), "`landmarks` contains missing values",
                fixed = TRUE)
   expect_error(kpca(x_nys, landmarks = 10, landmark_method = "greedy"),
-               "'arg' should be one of", fixed = TRUE)
+               "`landmark_method` must be one of \"random\", \"kmeans++\".", fixed = TRUE)
 })
 
 test_that("kmaha() with every training point as a landmark predicts as exact kmaha()", {
