@@ -327,6 +327,11 @@ convergence_words <- function(method, cv, in_print = TRUE) {
   if (method %in% c("dne", "kdne")) {
     return("solved exactly by an eigen-decomposition (no iterations)")
   }
+  # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
+  if (isTRUE(startsWith(cv$message %||% "", "mini-batch NCA: "))) {
+    return(sprintf("%s (a fixed number of steps, no convergence test)",
+                   sub("^mini-batch NCA: ", "", cv$message)))
+  }
   unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
   if (isTRUE(cv$converged)) {
     sprintf("converged after %d %s%s", as.integer(cv$iterations), unit,

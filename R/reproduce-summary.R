@@ -240,9 +240,11 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
         a <- w[w$kernel == k & w$rule == "kmaha", ]
         b <- w[w$kernel == k & w$rule == "paper, as printed", ]
         if (!nrow(a)) return("")
-        sprintf("%s [%d/%d/%d]",
+        # the paper has no column for kmaha's default ("auto")
+        sprintf("%s [%s]",
                 if (a$datasets == 0L) "n/a" else sprintf("%d/%d/%d", a$win, a$draw, a$lose),
-                b$win, b$draw, b$lose)
+                if (!nrow(b) || b$datasets == 0L) "-" else
+                  sprintf("%d/%d/%d", b$win, b$draw, b$lose))
       }, character(1))
       tab <- rbind(tab, "Win/Draw/Lose" = row)
     }
