@@ -17,11 +17,15 @@
 #' \pkg{tune} (`tune()`); [tunable()][generics::tunable] names them, with
 #' [metric_learner()], [dials::num_comp()] and [dials::rbf_sigma()] (on a
 #' range around the paper's scaled RBF bandwidths, 0.1 to 10) as their
-#' parameter objects. `num_comp`'s range depends on the data: its upper
-#' end is left unknown, and \pkg{tune} sets it to the number of predictors
-#' before making a grid ([dials::finalize()]; with a kernel the learner may
-#' use more dimensions: give them with `update(params, num_comp =
-#' num_comp(c(1, 20)))` or your own grid). Until the step is tuned,
+#' parameter objects. **`num_comp`'s default range is 1 to 4, whatever the
+#' data**, as for recipes' own `step_pca()`: \pkg{tune} cannot adapt the
+#' range of a recipe parameter to the data (it refuses an unknown bound
+#' there), and a learner's dimension can exceed the number of predictors
+#' with a kernel. For another range, set it on the parameter set and pass
+#' that as `param_info`:
+#' `params <- update(extract_parameter_set_dials(wf), num_comp =
+#' dials::num_comp(c(1, 10)))`, then `tune_grid(wf, ..., param_info =
+#' params)`; or give the `grid` yourself. Until the step is tuned,
 #' [print()] and `tidy()` show such arguments as `tune()`. Case weights
 #' are not used.
 #'
@@ -260,8 +264,9 @@ tunable.step_kmaha <- function(x, ...) {
   tibble::tibble(
     name = c("learner", "num_comp", "sigma"),
     call_info = list(list(pkg = "kmaha", fun = "metric_learner"),
-                     # upper bound unknown(): finalized from the data
-                     list(pkg = "dials", fun = "num_comp"),
+                     # 1-4, as recipes' step_pca(): tune cannot finalize
+                     # a recipe parameter from the data (see ?step_kmaha)
+                     list(pkg = "dials", fun = "num_comp", range = c(1L, 4L)),
                      list(pkg = "dials", fun = "rbf_sigma", range = c(-1, 1))),
     source = "recipe",
     component = "step_kmaha",

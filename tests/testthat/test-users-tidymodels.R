@@ -80,19 +80,27 @@ test_that("tune() placeholders are shown as tune(), not as a custom learner", {
   expect_identical(recipes::tidy(f, number = 1)$learner, "custom learner")
 })
 
-test_that("num_comp's range is finalized from the data", {
-  skip_without("recipes", "dials", "tune")
+test_that("num_comp's range is 1-4 by default and the documented way widens it", {
+  skip_without("recipes", "dials", "tune", "workflows", "parsnip", "rsample", "yardstick")
   set.seed(3)
   wide <- data.frame(matrix(rnorm(60 * 7), 60, 7), y = factor(rep(c("a", "b"), 30)))
   rec <- step_kmaha(recipes::recipe(y ~ ., data = wide),
-                    recipes::all_numeric_predictors(), num_comp = tune::tune())
-  params <- tune::extract_parameter_set_dials(rec)
-  nc <- params$object[[which(params$id == "num_comp")]]
-  expect_true(dials::has_unknowns(nc))
-  fin <- dials::finalize(params, x = wide[, 1:7])
-  expect_identical(fin$object[[which(fin$id == "num_comp")]]$range,
-                   list(lower = 1L, upper = 7L))
-  fin4 <- dials::finalize(params, x = iris[, 1:4])
-  expect_identical(fin4$object[[which(fin4$id == "num_comp")]]$range,
-                   list(lower = 1L, upper = 4L))
+                    recipes::all_numeric_predictors(), learner = "dne", kernel = "linear",
+                    num_comp = tune::tune())
+  tn <- generics::tunable(rec$steps[[1]])
+  expect_identical(tn$call_info[[which(tn$name == "num_comp")]]$range, c(1L, 4L))
+  knn <- parsnip::set_mode(parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 1),
+                                               "kmaha", learner = function(x, y) diag(ncol(x)),
+                                               kernel = "linear", scale = FALSE),
+                           "classification")
+  wf <- workflows::workflow(rec, knn)
+  params <- stats::update(tune::extract_parameter_set_dials(wf),
+                          num_comp = dials::num_comp(c(1L, 7L)))
+  set.seed(4)
+  folds <- rsample::vfold_cv(wide, v = 2)
+  res <- tune::tune_grid(wf, resamples = folds, grid = 4, param_info = params,
+                         metrics = yardstick::metric_set(yardstick::accuracy))
+  got <- tune::collect_metrics(res)$num_comp
+  expect_true(max(got) > 4L)
+  expect_true(all(got >= 1L & got <= 7L))
 })
