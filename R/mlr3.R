@@ -54,7 +54,7 @@
 #' @seealso [kmaha()]; the tidymodels adapters [kmaha_parsnip] and
 #'   [step_kmaha()]; caret's [kmaha_caret()].
 #' @examplesIf requireNamespace("mlr3", quietly = TRUE)
-#' library(mlr3)
+#' suppressPackageStartupMessages(library(mlr3))
 #' learner <- lrn("classif.kmaha", learner = "dne", kernel = rbf_kernel(1),
 #'                k = 3, predict_type = "prob")
 #' task <- tsk("iris")
@@ -63,7 +63,7 @@
 #' @examplesIf requireNamespace("mlr3tuning", quietly = TRUE)
 #' # tune k and the RBF bandwidth on a 3 x 3 grid: 9 fits (3 sigmas x 3
 #' # folds) score the 9 combinations on every fold
-#' library(mlr3tuning)
+#' suppressPackageStartupMessages(library(mlr3tuning))
 #' learner <- lrn("classif.kmaha", learner = "dne",
 #'                k = to_tune(1, 5), sigma = to_tune(0.5, 2))
 #' tuned <- tune(tnr("grid_search", resolution = 3), tsk("iris"), learner,

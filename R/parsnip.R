@@ -44,7 +44,7 @@
 #' @aliases nearest_neighbor-kmaha
 #' @seealso [step_kmaha()] for the learned embedding as a recipe step.
 #' @examplesIf requireNamespace("parsnip", quietly = TRUE)
-#' library(parsnip)
+#' suppressPackageStartupMessages(library(parsnip))
 #' spec <- nearest_neighbor(neighbors = 3) |>
 #'   set_engine("kmaha", learner = "dne", kernel = rbf_kernel(1)) |>
 #'   set_mode("classification")

@@ -68,7 +68,7 @@
 #' @seealso [kmaha()]; the parsnip engine `nearest_neighbor(engine =
 #'   "kmaha")` ([kmaha_parsnip]).
 #' @examplesIf requireNamespace("recipes", quietly = TRUE)
-#' library(recipes)
+#' suppressPackageStartupMessages(library(recipes))
 #' rec <- recipe(Species ~ ., data = iris) |>
 #'   step_kmaha(all_numeric_predictors(), learner = "dne",
 #'              kernel = rbf_kernel(1), num_comp = 2)

@@ -89,3 +89,20 @@ test_that("legend_outside() takes entries whose line types are all NA", {
   })
   expect_true(all(c("a", "b") %in% txt))
 })
+
+test_that("plot() of a reproduction keeps its title on the device, over the panels", {
+  res <- reproduce_paper(datasets = "iris", learners = c("nca", "dne"),
+                         kernels = c("linear", "unweighted"), splits = 2)
+  cells <- kmaha:::reproduction_cells(res)
+  for (w in c(4, 5, 7.3, 9)) {
+    grDevices::pdf(NULL, width = w, height = 4.5)
+    r <- kmaha:::plot_reproduction(cells, kmaha:::repro_kernel_colours)
+    grDevices::dev.off()
+    # the title is within the device and left of the legend's margin
+    expect_gte(r$title[["left"]], 0)
+    expect_lte(r$title[["right"]], r$legend[["left"]])
+    # and centred over the panels
+    mid <- mean(c(r$panels[[1]][["left"]], r$panels[[length(r$panels)]][["right"]]))
+    expect_lt(abs(mean(r$title) - mid), 0.1)
+  }
+})
