@@ -329,8 +329,7 @@ convergence_words <- function(method, cv, in_print = TRUE) {
   }
   # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
   if (isTRUE(startsWith(cv$message %||% "", "mini-batch NCA: "))) {
-    return(sprintf("%s (a fixed number of steps, no convergence test)",
-                   sub("^mini-batch NCA: ", "", cv$message)))
+    return(sprintf("%s (no convergence test)", sub("^mini-batch NCA: ", "", cv$message)))
   }
   unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
   if (isTRUE(cv$converged)) {

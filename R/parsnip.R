@@ -55,7 +55,8 @@
 #' weighted <- nearest_neighbor(neighbors = 3, weight_func = "triangular") |>
 #'   set_engine("kmaha", learner = "dne") |>
 #'   set_mode("classification")
-#' try(fit(weighted, Species ~ ., data = iris))
+#' msg <- tryCatch(fit(weighted, Species ~ ., data = iris), error = conditionMessage)
+#' writeLines(strwrap(msg, 70))
 NULL
 
 #' @rdname kmaha_parsnip
