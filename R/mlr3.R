@@ -61,13 +61,13 @@
 #' learner$train(task, row_ids = seq(1, 150, by = 2))
 #' learner$predict(task, row_ids = seq(2, 150, by = 20))
 #' @examplesIf requireNamespace("mlr3tuning", quietly = TRUE)
-#' # tune k and the RBF bandwidth on a 3 x 3 grid: 9 fits (3 sigmas x 3
-#' # folds) score the 9 combinations on every fold
+#' # tune k and the RBF bandwidth on a 2 x 2 grid: 4 fits (2 sigmas x 2
+#' # folds) score the 4 combinations on every fold
 #' suppressPackageStartupMessages(library(mlr3tuning))
 #' learner <- lrn("classif.kmaha", learner = "dne",
 #'                k = to_tune(1, 5), sigma = to_tune(0.5, 2))
-#' tuned <- tune(tnr("grid_search", resolution = 3), tsk("iris"), learner,
-#'               rsmp("cv", folds = 3), msr("classif.acc"))
+#' tuned <- tune(tnr("grid_search", resolution = 2), tsk("iris"), learner,
+#'               rsmp("cv", folds = 2), msr("classif.acc"))
 #' tuned$result[, c("k", "sigma", "classif.acc")]
 NULL
 
