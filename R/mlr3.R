@@ -71,8 +71,9 @@
 #' tuned$result[, c("k", "sigma", "classif.acc")]
 NULL
 
-# R6 methods refer to the object as `self` and to the parent class as `super`.
-utils::globalVariables(c("self", "super"))
+# R6 methods refer to the object as `self`, its private part as `private` and
+# to the parent class as `super`.
+utils::globalVariables(c("self", "super", "private"))
 
 # The R6 class, built when mlr3 is loaded (it inherits from
 # mlr3::LearnerClassif, which exists only then).

@@ -198,43 +198,42 @@ test_that("cv_kernel() with landmarks runs Nystrom KPCA in every fold", {
                fixed = TRUE)
 })
 
-test_that("Nystrom's default rank keeps 99.9% of the landmark-span variance", {
+test_that("Nystrom's default rank keeps every component above tol", {
   set.seed(31)
   x <- matrix(rnorm(400 * 5), 400)
   k <- rbf_kernel(2)
-  full <- kpca(x, k, landmarks = 60, rank = 60)
-  expect_identical(full$rank_rule, "given")
-  share <- cumsum(full$eigenvalues) / full$trace
-  r <- which(share >= 0.999)[1]
-  expect_lt(r, 60)
   set.seed(5)
   lm_pts <- x[sample(400, 60), ]
   def <- kpca(x, k, landmarks = lm_pts)
   ref <- kpca(x, k, landmarks = lm_pts, rank = 60)
-  expect_identical(def$rank, as.integer(which(cumsum(ref$eigenvalues) / ref$trace >= 0.999)[1]))
-  expect_equal(def$eigenvalues, ref$eigenvalues[seq_len(def$rank)], tolerance = 1e-10)
-  expect_equal(abs(unname(def$coords)), abs(unname(ref$coords[, seq_len(def$rank)])),
-               tolerance = 1e-8)
-  # what the components left out carry: at most 0.1% of the variance
-  expect_lte(1 - sum(def$eigenvalues) / def$trace, 0.001 + 1e-12)
-  expect_gt(1 - sum(def$eigenvalues[-def$rank]) / def$trace, 0.001)
-  expect_match(def$rank_rule, "99.9% of the landmark-span variance", fixed = TRUE)
-  expect_output(print(def), "components: 99.9% of the landmark-span variance", fixed = TRUE)
-  # no cap: a rough kernel spreads the variance over (nearly) every landmark
+  expect_identical(ref$rank_rule, "given")
+  expect_identical(def$rank_rule, "every component above tol")
+  expect_output(print(def), "components: every component above tol", fixed = TRUE)
+  expect_identical(def$rank, ref$rank)
+  expect_equal(def$eigenvalues, ref$eigenvalues, tolerance = 1e-10)
+  expect_equal(abs(unname(def$coords)), abs(unname(ref$coords)), tolerance = 1e-8)
+  # every eigenvalue kept is above tol times the largest, and only those are
+  # dropped: a smaller tol keeps at least as many
+  expect_true(all(def$eigenvalues > 1e-8 * def$eigenvalues[1]))
+  expect_gte(kpca(x, k, landmarks = lm_pts, tol = 1e-12)$rank, def$rank)
+  # with a spread-out kernel, more than 0.4.0's cap of 200 components
   rough <- kpca(x, rbf_kernel(0.05), landmarks = 300)
-  rough_all <- kpca(x, rbf_kernel(0.05), landmarks = rough$landmarks, rank = 300)
   expect_gt(rough$rank, 200L)
-  expect_identical(rough$rank,
-                   as.integer(which(cumsum(rough_all$eigenvalues) / rough_all$trace >= 0.999)[1]))
+  expect_identical(rough$rank, kpca(x, rbf_kernel(0.05), landmarks = rough$landmarks,
+                                    rank = 300)$rank)
   # kmaha() with landmarks uses the same rule
   y <- factor(ifelse(x[, 1] > 0, "p", "q"))
   f <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(2), landmarks = lm_pts, scale = FALSE)
   expect_identical(ncol(f$L), def$rank)
+  # more landmark points than rows: at most as many components as rows
+  few <- kpca(x[1:30, ], k, landmarks = x[1:80, ])
+  expect_lte(few$rank, 30L)
 })
 
 test_that("the default rank keeps the low-variance direction that separates two thin rings", {
   # Two concentric rings, radii 1 and 1.15: with a wide kernel the radius
-  # lies in components of little variance, which 0.4.0's 95% rule dropped.
+  # lies in components of little variance, which 0.4.0's default (95% of
+  # the landmark-span variance) dropped.
   set.seed(8)
   ring <- function(n) {
     t <- runif(n, 0, 2 * pi)
@@ -246,20 +245,20 @@ test_that("the default rank keeps the low-variance direction that separates two 
   tr <- ring(400)
   te <- ring(1000)
   lm_pts <- tr$x[sample(400, 100), ]
-  acc <- function(rank) {
-    f <- kmaha(tr$x, tr$y, learner = "dne", kernel = rbf_kernel(1), landmarks = lm_pts,
-               rank = rank)
-    c(acc = mean(predict(f, te$x) == te$y), components = ncol(f$L))
+  fit <- function(rank) {
+    kmaha(tr$x, tr$y, learner = "dne", kernel = rbf_kernel(1), landmarks = lm_pts,
+          rank = rank)
   }
-  def <- acc(NULL)
-  all <- acc(100)
-  kp <- kpca(scale(tr$x), rbf_kernel(1), landmarks = scale(lm_pts, attr(scale(tr$x), "scaled:center"),
-                                                          attr(scale(tr$x), "scaled:scale")),
-             rank = 100)
+  acc <- function(f) mean(predict(f, te$x) == te$y)
+  def <- fit(NULL)
+  all <- fit(100)
+  expect_identical(ncol(def$L), ncol(all$L))
+  expect_identical(acc(def), acc(all))
+  # the 95% rule keeps a few components and loses the rings
+  kp <- kpca(scale(tr$x), rbf_kernel(1),
+             landmarks = scale(lm_pts, attr(scale(tr$x), "scaled:center"),
+                               attr(scale(tr$x), "scaled:scale")), rank = 100)
   r95 <- which(cumsum(kp$eigenvalues) / kp$trace >= 0.95)[1]
-  old <- acc(r95)
-  expect_lt(def[["components"]], all[["components"]])
-  expect_gte(def[["acc"]], all[["acc"]] - 0.01)
-  # the 95% rule loses the rings (and this test would fail with it)
-  expect_lt(old[["acc"]], all[["acc"]] - 0.01)
+  expect_lt(r95, ncol(all$L))
+  expect_lt(acc(fit(r95)), acc(all) - 0.01)
 })
