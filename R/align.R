@@ -117,7 +117,7 @@
 #' @export
 align_kernels <- function(x, y, kernels = paper_kernels(),
                           method = c("qp", "lp"), landmarks = NULL) {
-  method <- match.arg(method)
+  method <- match_choice(method, c("qp", "lp"), "method")
   pre <- identical(kernels, "precomputed")
   if (pre) {
     grams <- check_gram_list(x, y)

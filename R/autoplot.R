@@ -287,7 +287,7 @@ plot.kmaha_reproduction <- function(x, col = repro_kernel_colours, ...) {
 }
 
 # The panels of plot.kmaha_reproduction() from its cells; returns where the
-# panels' plot regions and the legend are on the device (NDC).
+# panels' plot regions, the title and the legend are on the device (NDC).
 plot_reproduction <- function(s, col, ...) {
   learners <- levels(droplevels(s$learner))
   lo <- function(m, v) m - ifelse(is.na(v), 0, v)
@@ -301,9 +301,9 @@ plot_reproduction <- function(s, col, ...) {
   # legend()'s spacing) or its title, and a small inset on either side.
   xchar <- 0.8 * graphics::par("cin")[1]
   leg_w <- max(max(graphics::strwidth(kern, units = "inches", cex = 0.8)) + 4.5 * xchar,
-               graphics::strwidth("kernel column", units = "inches", cex = 0.8) + 2 * xchar) + 0.3
+               graphics::strwidth("kernel column", units = "inches", cex = 0.8) + 2 * xchar) + 0.4
   op <- graphics::par(mfrow = c(1L, length(learners)),
-                      oma = c(0, 0, 2, leg_w / graphics::par("csi")),
+                      oma = c(0, 0, 2.4, leg_w / graphics::par("csi")),
                       mar = c(4.1, 4.1, 2.1, 1.1))
   on.exit(graphics::par(op))
   panels <- list()
@@ -322,17 +322,39 @@ plot_reproduction <- function(s, col, ...) {
     graphics::points(d$paper_mean, d$mean, pch = 19, col = cc)
     panels[[lr]] <- plot_region_ndc()
   }
-  graphics::mtext("kmaha against the paper's Tables 1-3 (mean +/- sd over the splits)",
-                  outer = TRUE, line = 0.5, font = 2)
+  # The title, on two lines, is centred over the panels (the inner region,
+  # without the legend's margin), each line shrunk to their width when the
+  # device is narrow.
+  panel_w <- graphics::par("din")[1] - leg_w
+  fit_cex <- function(text, cex, font) {
+    width <- function(cx) graphics::strwidth(text, units = "inches", cex = cx, font = font)
+    # text widths do not scale exactly with cex (font sizes are rounded)
+    while (cex > 0.3 && width(cex) > 0.95 * panel_w) cex <- cex * 0.95
+    cex
+  }
+  title <- c("kmaha against the paper's Tables 1-3",
+             "mean +/- sd over the splits; dashed: equal to the paper")
+  graphics::mtext(title[1], outer = TRUE, line = 1.1, font = 2,
+                  cex = fit_cex(title[1], 1, 2))
+  graphics::mtext(title[2], outer = TRUE, line = 0.1, font = 1,
+                  cex = fit_cex(title[2], 0.8, 1))
+  # Where the title lines are on the device (NDC), as drawn: centred on the
+  # inner region, which ends where the legend's margin begins.
+  din <- graphics::par("din")[1]
+  half <- max(graphics::strwidth(title[1], units = "inches", cex = fit_cex(title[1], 1, 2), font = 2),
+              graphics::strwidth(title[2], units = "inches", cex = fit_cex(title[2], 0.8, 1),
+                                 font = 1)) / din / 2
+  mid <- (1 - leg_w / din) / 2
+  title_box <- c(left = mid - half, right = mid + half)
   # The legend in the outer margin: a plot region spanning the device.
   graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE)
   graphics::plot.new()
   r <- graphics::legend("right", legend = kern, col = col[kern], pch = 19, lty = 1,
                         title = "kernel column", bty = "n", cex = 0.8,
-                        inset = 0.05 / graphics::par("din")[1])$rect
+                        inset = 0.1 / graphics::par("din")[1])$rect
   ndc_x <- function(v) graphics::grconvertX(v, "user", "ndc")
   ndc_y <- function(v) graphics::grconvertY(v, "user", "ndc")
-  invisible(list(panels = panels,
+  invisible(list(panels = panels, title = title_box,
                  legend = c(left = ndc_x(r$left), right = ndc_x(r$left + r$w),
                             bottom = ndc_y(r$top - r$h), top = ndc_y(r$top))))
 }

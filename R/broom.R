@@ -24,7 +24,15 @@ generics::augment
 #' frames (use `tibble::as_tibble()` for a tibble).
 #'
 #' **`tidy()`** returns one part of the model, chosen by `matrix`:
-#' * `"map"` (the default): the learned linear map `coef(x)` in long form,
+#' * `"dimensions"` (the default): one row per learned dimension:
+#'   `dimension`, `std.dev` (the standard deviation of the training points
+#'   along it), `percent` (its share of the training points' total variance
+#'   in the learned space), `cumulative` and `norm` (the Euclidean norm of
+#'   its row of the map). The learned space is not ordered by variance (NCA
+#'   and LMNN return the map as optimized), so `cumulative` follows the
+#'   map's rows. This summary stays small for kernel fits, whose map reads
+#'   up to one coordinate per training point.
+#' * `"map"`: the learned linear map `coef(x)` in long form (d x D rows),
 #'   one row per learned dimension and coordinate it reads: `dimension`
 #'   (`"dim1"`, ...), `term` (the coordinate: an input column for a linear
 #'   fit, a kernel principal component `"PC1"`, ... for the KPCA trick, a
@@ -32,13 +40,10 @@ generics::augment
 #'   `input_value` is the same entry of [transform_matrix()], the map on the
 #'   inputs in their original units (the input scaling folded in), which is
 #'   what to read as the weight of an input column; it is `NA` for kernel
-#'   fits, whose map has no finite form on the inputs.
-#' * `"dimensions"`: one row per learned dimension: `dimension`, `std.dev`
-#'   (the standard deviation of the training points along it), `percent`
-#'   (its share of the training points' total variance in the learned
-#'   space), `cumulative` and `norm` (the Euclidean norm of its row of the
-#'   map). The learned space is not ordered by variance (NCA and LMNN
-#'   return the map as optimized), so `cumulative` follows the map's rows.
+#'   fits, whose map has no finite form on the inputs. For a linear fit
+#'   these are the weights of the input columns (as the coefficients of
+#'   `tidy()` of a linear model); for a kernel fit the map has a row per
+#'   learned dimension and a column per KPCA component or training point.
 #' * `"embedding"`: the training points in the learned space in long form:
 #'   `row` (the training row, or its name), `dimension` and `value`.
 #'
@@ -67,7 +72,8 @@ generics::augment
 #'   are those of [predict()][predict.kmaha_model].
 #'
 #' @param x A fitted model (see [kmaha-model]).
-#' @param matrix For `tidy()`: `"map"`, `"dimensions"` or `"embedding"`.
+#' @param matrix For `tidy()`: `"dimensions"` (the default), `"map"` or
+#'   `"embedding"`.
 #' @param data For `augment()`: the training data of the fit (rows in the
 #'   order of the fit). Defaults to the model frame of a formula fit.
 #' @param newdata For `augment()`: new observations, as for
@@ -81,7 +87,7 @@ generics::augment
 #' @examples
 #' fit <- nca(Species ~ ., data = iris, dim = 2, max_iter = 50)
 #' tidy(fit)
-#' tidy(fit, matrix = "dimensions")
+#' tidy(fit, matrix = "map")
 #' glance(fit)
 #' head(augment(fit))
 #' augment(fit, newdata = iris[c(1, 51, 101), ], k = 5)
@@ -90,15 +96,16 @@ generics::augment
 #'               kernel = "cv", kernels = lapply(c(0.5, 1, 2), rbf_kernel),
 #'               cv_folds = 3, seed = 1)
 #' glance(kfit)
-#' head(tidy(kfit))
+#' tidy(kfit)
+#' nrow(tidy(kfit, matrix = "map"))  # the whole map: dimensions x components
 #' @name tidy.kmaha_model
 NULL
 
 #' @rdname tidy.kmaha_model
 #' @export
-tidy.kmaha_model <- function(x, matrix = c("map", "dimensions", "embedding"), ...) {
+tidy.kmaha_model <- function(x, matrix = c("dimensions", "map", "embedding"), ...) {
   check_dots_empty("tidy()", ...)
-  matrix <- match_choice(matrix, c("map", "dimensions", "embedding"), "matrix")
+  matrix <- match_choice(matrix, c("dimensions", "map", "embedding"), "matrix")
   L <- x$L
   dims <- rownames(L) %||% paste0("dim", seq_len(nrow(L)))
   switch(matrix,
@@ -202,16 +209,6 @@ as_plain_frame <- function(d, arg) {
   stopf("`%s` must be a data frame or a matrix.", arg)
 }
 
-# One of `choices`, exactly (no partial matching), with a message naming
-# them.
-match_choice <- function(value, choices, arg) {
-  if (identical(value, choices)) return(choices[1])
-  if (!is.character(value) || length(value) != 1L || is.na(value) || !value %in% choices) {
-    stopf("`%s` must be one of %s.", arg, paste(dQuote(choices, FALSE), collapse = ", "))
-  }
-  value
-}
-
 # --------------------------------------------------------------------------
 # Kernel choice, alignment, kernel PCA and the reproduction.
 
@@ -230,7 +227,14 @@ match_choice <- function(value, choices, arg) {
 #' fold) and `chosen`. `glance()`: `learner`, `folds`, `candidates`,
 #' `strategy`, `rule`, `fits`, `failed_fits`, `warned_fits`, `chosen` (the
 #' chosen candidate's label), `accuracy` and `sd` (its mean and standard
-#' deviation) and `k`.
+#' deviation) and `k`. `augment()` gives one row per training row of the
+#' cross-validation (the rows of `data`, when given, else a column `.row`)
+#' with `.fold` (the fold that held it out) and whether it was classified
+#' correctly when held out: `.correct` for the chosen candidate, or, with
+#' `candidates`, one column `.correct_<i>` per candidate i (the row of
+#' `tidy()` and of `curve`); `NA` where the candidate was not fitted on the
+#' row's fold (dropped by the fast strategy) or its fit failed. The mean of
+#' a candidate's column within a fold is its accuracy on that fold.
 #'
 #' **Kernel alignment** ([align_kernels()]): `tidy()` gives one row per base
 #' kernel: `kernel` (in a few words), `sigma`, `weight` (\eqn{\alpha_i}, on
@@ -239,6 +243,19 @@ match_choice <- function(value, choices, arg) {
 #' alone). `glance()`: `method`, `alignment` (of the combination),
 #' `best_single` (the best base kernel's alignment), `kernels`, `nonzero`
 #' (kernels with non-zero weight), `objective`, `ridge`, `n`, `classes`.
+#' `augment()` takes the training inputs (`data`: as given to
+#' [align_kernels()], rows in order; for `kernels = "precomputed"` it may be
+#' omitted, the combined Gram matrix is in the result) and their labels `y`,
+#' and gives per row `.alignment`, its share
+#' \eqn{\langle K_{i\cdot}, Y_{i\cdot}\rangle_F / (\|K\|_F \|Y\|_F)} of the
+#' combined kernel's alignment with the labels (the shares sum to the
+#' alignment on these rows: `glance()`'s `alignment` when they are the rows
+#' it was computed on, all of them unless `landmarks` was used; low or
+#' negative shares mark points the kernel places nearer to other classes
+#' than to their own), and `.pred_class`, the class of its nearest other row
+#' in the combined kernel's feature space (distance
+#' \eqn{k(x_i, x_i) + k(x_j, x_j) - 2k(x_i, x_j)}: leave-one-out 1-NN with
+#' the kernel alone, before any metric is learned).
 #'
 #' **Kernel PCA** ([kpca()]): `tidy()` with `matrix = "eigenvalues"` (the
 #' default) gives one row per kept component: `component`, `eigenvalue`,
@@ -259,13 +276,26 @@ match_choice <- function(value, choices, arg) {
 #' `failed` (cells), `mean_abs_difference` (from the paper, over the cells
 #' it reports), `beyond_0.05` (cells more than 0.05 from the paper), `win`,
 #' `draw`, `lose` (kernel columns against the linear learner, by our paired
-#' t-tests), and `elapsed_seconds`.
+#' t-tests), and `elapsed_seconds`. `augment()` gives the rows of the
+#' reproduction (one per dataset, split, learner and kernel choice) with
+#' `.paper_mean` and `.paper_sd` (the paper's value for the cell's dataset,
+#' learner and kernel choice, `NA` where the paper has none),
+#' `.difference` (`accuracy - .paper_mean`), `.linear_accuracy` (the linear
+#' learner's accuracy on the same dataset, split and learner, when it was
+#' run) and `.gain` (`accuracy - .linear_accuracy`: the paired differences
+#' behind the win/draw/lose rule).
 #'
 #' @param x A result: `kmaha_cv`, `kmaha_alignment`, `kmaha_kpca` or
 #'   `kmaha_reproduction`.
 #' @param matrix For a KPCA fit: `"eigenvalues"` or `"coords"`.
 #' @param data,newdata For `augment()` of a KPCA fit: the training data, or
-#'   new rows to project.
+#'   new rows to project. `data` for a cross-validation: its training data
+#'   (rows in order), to which the columns are added; for an alignment: the
+#'   training inputs it was computed from.
+#' @param candidates For `augment()` of a cross-validation: `NULL` (the
+#'   chosen candidate, column `.correct`), `"all"`, or candidate numbers
+#'   (rows of `tidy()`), one column `.correct_<i>` each.
+#' @param y For `augment()` of an alignment: the training labels.
 #' @param alpha For a reproduction: the level of the t-tests (see
 #'   [summary.kmaha_reproduction()]).
 #' @param ... Unused.
@@ -277,10 +307,16 @@ match_choice <- function(value, choices, arg) {
 #'                 seed = 1)
 #' tidy(cv)
 #' glance(cv)
+#' # the rows the chosen kernel missed when they were held out
+#' a <- augment(cv, data = iris)
+#' a[!a$.correct, c("Species", ".fold")]
 #'
 #' al <- align_kernels(x, iris$Species, lapply(c(0.5, 1, 5), rbf_kernel))
 #' tidy(al)
 #' glance(al)
+#' aa <- augment(al, data = x, y = iris$Species)
+#' sum(aa$.alignment)  # glance(al)$alignment
+#' table(aa$.pred_class, iris$Species)
 #'
 #' kp <- kpca(x, rbf_kernel(1), rank = 3)
 #' tidy(kp)
@@ -290,6 +326,7 @@ match_choice <- function(value, choices, arg) {
 #'                        kernels = c("linear", "unweighted"), splits = 2)
 #' tidy(res)
 #' glance(res)
+#' head(augment(res))
 #' @name tidy.kmaha_cv
 NULL
 
@@ -332,6 +369,39 @@ glance.kmaha_scores <- function(x, ...) glance.kmaha_cv(x, ...)
 
 #' @rdname tidy.kmaha_cv
 #' @export
+augment.kmaha_cv <- function(x, data = NULL, candidates = NULL, ...) {
+  check_dots_empty("augment()", ...)
+  folds <- x$folds
+  correct <- x$correct
+  n <- length(folds)
+  nc <- nrow(x$curve)
+  if (is.null(correct) || !identical(dim(correct), c(n, nc))) {
+    stopf("This cross-validation result holds no per-row correctness (`correct`): it was made by an older version of kmaha; run cv_kernel() again.")
+  }
+  idx <- if (is.null(candidates)) NULL else if (identical(candidates, "all")) seq_len(nc) else {
+    if (!is.numeric(candidates) || !length(candidates) || anyNA(candidates) ||
+        any(candidates != round(candidates)) || any(candidates < 1) || any(candidates > nc)) {
+      stopf("`candidates` must be NULL (the chosen one), \"all\", or candidate numbers between 1 and %d (the rows of tidy()).",
+            nc)
+    }
+    unique(as.integer(candidates))
+  }
+  out <- if (is.null(data)) data.frame(.row = seq_len(n)) else as_plain_frame(data, "data")
+  if (nrow(out) != n) {
+    stopf("`data` must be the training data of the cross-validation (%d rows, in order), not %d rows.",
+          n, nrow(out))
+  }
+  out$.fold <- as.integer(folds)
+  if (is.null(idx)) {
+    out$.correct <- as.logical(correct[, x$best])
+  } else {
+    for (j in idx) out[[paste0(".correct_", j)]] <- as.logical(correct[, j])
+  }
+  out
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
 tidy.kmaha_alignment <- function(x, ...) {
   check_dots_empty("tidy()", ...)
   data.frame(kernel = vapply(x$kernels, short_kernel_label, ""),
@@ -349,6 +419,66 @@ glance.kmaha_alignment <- function(x, ...) {
              nonzero = sum(x$weights > 0), objective = x$objective,
              ridge = x$ridge %||% 0, n = x$n, classes = x$classes,
              stringsAsFactors = FALSE)
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+augment.kmaha_alignment <- function(x, data = NULL, y = NULL, ...) {
+  check_dots_empty("augment()", ...)
+  if (is.null(y)) {
+    stopf("augment() of an alignment needs the training labels `y` (as given to align_kernels()).")
+  }
+  if (is.null(x$kernel)) {
+    # kernels = "precomputed": the combined Gram matrix is in the result.
+    K <- x$gram
+    n <- nrow(K)
+    out <- if (is.null(data)) data.frame(.row = seq_len(n)) else as_plain_frame(data, "data")
+    if (nrow(out) != n) {
+      stopf("`data` must have the %d rows of the Gram matrices that were aligned, not %d.",
+            n, nrow(out))
+    }
+    blocks <- list(seq_len(n))
+    rows_of <- function(b) K[b, , drop = FALSE]
+    diag_k <- diag(K)
+  } else {
+    if (is.null(data)) {
+      stopf("augment() of an alignment needs `data`, the training inputs given to align_kernels() (rows in order).")
+    }
+    xm <- check_x(data, "data")
+    n <- nrow(xm)
+    out <- as_plain_frame(data, "data")
+    ctx <- kmaha_context()
+    # The combined kernel in blocks of rows, never all n x n at once.
+    blocks <- split(seq_len(n), ceiling(seq_len(n) / 1000L))
+    rows_of <- function(b) kernel_gram(x$kernel, xm[b, , drop = FALSE], xm, ctx)
+    diag_k <- unlist(lapply(blocks, function(b) {
+      diag(kernel_gram(x$kernel, xm[b, , drop = FALSE], NULL, ctx))
+    }), use.names = FALSE)
+  }
+  y <- check_y(y, n, "y")
+  p <- nlevels(y)
+  yi <- as.integer(y)
+  onehot <- outer(yi, seq_len(p), `==`) + 0
+  off <- -1 / (p - 1)
+  counts <- tabulate(yi, p)
+  # ||Y||_F^2: n_c^2 same-class entries 1 and n_c (n - n_c) others
+  # -1 / (p - 1), over the classes c.
+  y_norm <- sqrt(sum(counts^2) + sum(counts * (n - counts)) * off^2)
+  inner <- numeric(n)
+  k_sq <- 0
+  pred <- integer(n)
+  for (b in blocks) {
+    Kb <- rows_of(b)
+    same <- (Kb %*% onehot)[cbind(seq_along(b), yi[b])]
+    inner[b] <- same + off * (rowSums(Kb) - same)
+    k_sq <- k_sq + sum(Kb^2)
+    d <- outer(diag_k[b], diag_k, `+`) - 2 * Kb
+    d[cbind(seq_along(b), b)] <- Inf
+    pred[b] <- max.col(-d, ties.method = "first")
+  }
+  out$.alignment <- inner / (sqrt(k_sq) * y_norm)
+  out$.pred_class <- factor(levels(y)[yi[pred]], levels = levels(y))
+  out
 }
 
 #' @rdname tidy.kmaha_cv
@@ -411,6 +541,28 @@ tidy.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
   out <- as.data.frame(unclass(s), stringsAsFactors = FALSE)
   attr(out, "alpha") <- NULL
   attr(out, "run_info") <- NULL
+  out
+}
+
+#' @rdname tidy.kmaha_cv
+#' @export
+augment.kmaha_reproduction <- function(x, ...) {
+  check_dots_empty("augment()", ...)
+  out <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
+  attr(out, "run_info") <- NULL
+  paper <- paper_results()
+  info <- paper_datasets()
+  label <- info$label[match(out$dataset, info$name)]
+  m <- match(paste(label, toupper(out$learner), out$kernel),
+             paste(paper$dataset, paper$learner, paper$kernel))
+  out$.paper_mean <- paper$mean_accuracy[m]
+  out$.paper_sd <- paper$sd_accuracy[m]
+  out$.difference <- out$accuracy - out$.paper_mean
+  key <- paste(out$dataset, out$split, out$learner)
+  lin <- out$kernel == "linear"
+  out$.linear_accuracy <- out$accuracy[lin][match(key, key[lin])]
+  out$.gain <- out$accuracy - out$.linear_accuracy
+  rownames(out) <- NULL
   out
 }
 

@@ -216,15 +216,25 @@ plot.kmaha_cv <- function(x, ...) {
   xs <- if (has_sigma) log10(cu$sigma[ker]) else seq_along(ker)
   dropped <- cu$dropped
   xr <- if (has_sigma) range(xs) else c(1, max(1, nrow(cu)))
-  # The legend (dropped kernels, reference lines) gets a right margin of
-  # its own, so it never covers the curve.
-  leg <- c(if (any(dropped[ker])) "dropped after the first fold",
-           if (length(other)) cu$label[other])
-  if (length(leg)) {
-    fit <- legend_fit(leg)
-    op <- graphics::par(mar = fit$mar)
-    on.exit(graphics::par(op))
-  }
+  b <- x$best
+  ltys <- c(2, 3, 4, 5)
+  other_lty <- ltys[(seq_along(other) - 1L) %% 4L + 1L]
+  # The legend explains every mark: the chosen candidate (a red circle on
+  # the curve, or a red line), the kernels dropped by the fast strategy
+  # (crosses) and the candidates without a sigma (grey reference lines).  A
+  # symbol-only entry has line type 0 and a line-only one no symbol (NA).
+  # It gets a right margin of its own, so it never covers the curve.
+  any_dropped <- any(dropped[ker])
+  leg <- c(sprintf("chosen: %s", cu$label[b]),
+           if (any_dropped) "dropped after the first fold",
+           cu$label[other])
+  leg_pch <- c(if (b %in% ker) 1 else NA, if (any_dropped) 4, rep(NA, length(other)))
+  leg_lty <- c(if (b %in% ker) 0 else 1, if (any_dropped) 0, other_lty)
+  leg_lwd <- c(2, if (any_dropped) 1, rep(1, length(other)))
+  leg_col <- c("red", if (any_dropped) "black", rep("grey40", length(other)))
+  fit <- legend_fit(leg)
+  op <- graphics::par(mar = fit$mar)
+  on.exit(graphics::par(op))
   # Candidates without a sigma (linear, aligned, unweighted) are drawn as
   # horizontal reference lines.
   graphics::plot(NA, xlim = xr, ylim = range(c(lo, hi), na.rm = TRUE),
@@ -236,21 +246,15 @@ plot.kmaha_cv <- function(x, ...) {
     ok <- !is.na(cu$mean[ker])
     graphics::segments(xs[ok], lo[ker][ok], xs[ok], hi[ker][ok])
   }
-  ltys <- c(2, 3, 4, 5)
   for (j in seq_along(other)) {
-    graphics::abline(h = cu$mean[other[j]], lty = ltys[(j - 1L) %% 4L + 1L], col = "grey40")
+    graphics::abline(h = cu$mean[other[j]], lty = other_lty[j], col = "grey40")
   }
-  b <- x$best
   if (b %in% ker) {
-    graphics::points(xs[match(b, ker)], cu$mean[b], pch = 1, cex = 2, col = "red")
+    graphics::points(xs[match(b, ker)], cu$mean[b], pch = 1, cex = 2, lwd = 2, col = "red")
   } else {
     graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
   }
-  if (length(leg)) {
-    legend_outside(leg, pch = c(if (any(dropped[ker])) 4, rep(NA, length(other))),
-                   lty = c(if (any(dropped[ker])) NA, ltys[(seq_along(other) - 1L) %% 4L + 1L]),
-                   col = c(if (any(dropped[ker])) "black", rep("grey40", length(other))),
-                   ncol = fit$ncol, cex = fit$cex)
-  }
+  legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
+                 ncol = fit$ncol, cex = fit$cex)
   invisible(x)
 }

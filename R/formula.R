@@ -42,8 +42,15 @@ model_data <- function(call, env) {
 }
 
 # Fit through a default method, then record what predict() needs.  The
-# stored call names the generic (`generic`), so update() works.
+# stored call names the generic (`generic`), so update() works.  Arguments
+# reach the default method by their exact names: a name that is only the
+# beginning of an argument's name is an error (see check_exact_names()).
 formula_method <- function(call, env, fit_fun, dots, generic) {
+  method <- sys.function(-1L)
+  check_exact_names(typed_arg_names(sys.call(-1L), env),
+                    c(setdiff(names(formals(method)), "..."),
+                      setdiff(names(formals(fit_fun)), c("x", "y", "..."))),
+                    generic)
   md <- model_data(call, env)
   fit <- do.call(fit_fun, c(list(md$x, md$y), dots))
   fit$terms <- md$terms
@@ -52,6 +59,47 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
   fit$na.action <- md$na.action
   fit$call <- model_call(call, generic)
   fit
+}
+
+# The argument names of a call as the user typed them (before R completed
+# partial names), with arguments passed on through a caller's `...` (the
+# names of that `...`, read without evaluating anything, from `env`, the
+# frame the call was made in).
+typed_arg_names <- function(call, env) {
+  args <- as.list(call)[-1L]
+  nm <- names(args) %||% rep("", length(args))
+  out <- character()
+  for (i in seq_along(args)) {
+    if (identical(args[[i]], quote(...)) && !nzchar(nm[i])) {
+      dn <- tryCatch(names(eval(quote(substitute(list(...))), env))[-1L],
+                     error = function(e) NULL)
+      out <- c(out, dn)
+    } else {
+      out <- c(out, nm[i])
+    }
+  }
+  out[!is.na(out) & nzchar(out)]
+}
+
+# R matches a name that begins an argument's name to that argument
+# (`k = 3` becomes `kernel = 3` in a function without a `k`), which turns a
+# mistyped or absent argument into a baffling error about another one.  The
+# formula methods refuse such names, naming the argument and the function.
+check_exact_names <- function(typed, formal_names, fun) {
+  for (n in setdiff(typed, formal_names)) {
+    hits <- formal_names[startsWith(formal_names, n)]
+    if (length(hits)) {
+      stopf("`%s` is not an argument of %s(); it is only the start of %s. Write argument names in full (see ?%s).",
+            n, fun, or_list(paste0("`", hits, "`")), fun)
+    }
+  }
+  invisible(NULL)
+}
+
+# "a", "a or b", "a, b or c"
+or_list <- function(x) {
+  if (length(x) < 2L) return(x)
+  paste(paste(x[-length(x)], collapse = ", "), "or", x[length(x)])
 }
 
 # The numeric predictor matrix for newdata, rebuilt with the training terms

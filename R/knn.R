@@ -137,7 +137,7 @@ check_neighbor_matrix <- function(m, y, arg, same = TRUE, k = NULL,
 #' head(target_neighbors(iris[, 1:4], iris$Species, k = 2))
 #' @export
 target_neighbors <- function(x, y, k = 3, type = c("same", "other")) {
-  type <- match.arg(type)
+  type <- match_choice(type, c("same", "other"), "type")
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y", min_classes = 1L)
   k <- check_count(k, "k")

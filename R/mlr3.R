@@ -10,34 +10,70 @@
 #' probable class with ties broken at random). Features must be numeric,
 #' integer or logical (encode factors first, e.g. with \pkg{mlr3pipelines}).
 #'
-#' Parameters (see [kmaha()] for each):
-#' * `k` (integer, default 1): neighbours of the kNN vote; used at predict
-#'   time, so changing it needs no refit.
+#' Parameters (see [kmaha()] for each; the defaults are kmaha()'s):
+#' * `k` (integer, default 1): neighbours of the kNN vote.
 #' * `learner`: `"nca"` (default), `"lmnn"`, `"dne"` or a learner function.
-#' * `kernel`: a kernel object or a kernel choice (`"align"`, `"align_lp"`,
-#'   `"cv"`, `"unweighted"`, `"linear"`); unset, kmaha()'s default.
-#' * `sigma` (number > 0, unset by default): when set, the kernel is
+#' * `kernel` (default `"auto"`): a kernel object or a kernel choice
+#'   (`"auto"`, `"cv"`, `"align"`, `"align_lp"`, `"unweighted"`,
+#'   `"linear"`).
+#' * `sigma` (a number > 0, unset by default): when set, the kernel is
 #'   `rbf_kernel(sigma)`, replacing `kernel` (for tuning the bandwidth).
-#' * `learner_args`, `neighbors`, `kernels`, `cv_folds`, `cv_strategy`,
-#'   `scale`, `rank`, `tol`, `seed`, `landmarks`, `landmark_method`:
-#'   passed to [kmaha()].
+#' * `kernels` (default [paper_kernels()]): the base kernels of `"auto"`,
+#'   `"cv"`, `"align"` and `"unweighted"`.
+#' * `num_threads` (tagged `"threads"`, so [mlr3::set_threads()] sets it):
+#'   threads of the compiled code; unset, kmaha's default.
+#' * `learner_args`, `neighbors`, `cv_folds`, `cv_strategy`, `scale`,
+#'   `rank`, `tol`, `seed`, `landmarks`, `landmark_method`: passed to
+#'   [kmaha()].
 #'
-#' The trained model (`learner$model`) is the [kmaha()] fit.
+#' **Tuning `k` without refitting.** The learned metric does not depend on
+#' `k` unless the kernel is chosen by cross-validation (`kernel = "auto"`,
+#' the default, or `"cv"`), whose fold scores use `k`. mlr3 itself trains
+#' once per configuration (\pkg{mlr3tuning} tunes every configuration by
+#' its own resampling), so the learner remembers its last fits: training
+#' on the same rows with the same parameters apart from `k` reuses the
+#' fit, and only the kNN vote is redone. Tuning `k` over 4 values with
+#' 3-fold cross-validation thus fits 3 models, not 12 (with a fixed kernel
+#' or `sigma`). The memory belongs to the learner object (and its clones),
+#' keeps the most recently used fits up to `getOption("kmaha.mlr3_cache",
+#' 256)` MB in all, and lives in the R session (parallel workers keep
+#' their own); set the option to 0 to fit anew every time. A reused fit
+#' repeats the random draws of the first one (cross-validation folds,
+#' landmarks), which the values of `k` then share.
+#'
+#' **Tuning with \pkg{mlr3tuning}.** Give ranges with `to_tune(lower,
+#' upper)` (as in the example of [mlr3tuning::tune()]), so that `k` and
+#' `sigma` stay numbers in `$result`; `to_tune(c(1, 3, 5))` tunes over
+#' levels, which mlr3tuning records as character columns of the search
+#' space (the values reaching the learner are numbers).
+#'
+#' The trained model (`learner$model`) is the [kmaha()] fit (with its `k`
+#' and training accuracy set to the learner's `k`).
 #'
 #' @name mlr_learners_classif.kmaha
 #' @seealso [kmaha()]; the tidymodels adapters [kmaha_parsnip] and
 #'   [step_kmaha()]; caret's [kmaha_caret()].
 #' @examplesIf requireNamespace("mlr3", quietly = TRUE)
-#' library(mlr3)
+#' suppressPackageStartupMessages(library(mlr3))
 #' learner <- lrn("classif.kmaha", learner = "dne", kernel = rbf_kernel(1),
 #'                k = 3, predict_type = "prob")
 #' task <- tsk("iris")
 #' learner$train(task, row_ids = seq(1, 150, by = 2))
 #' learner$predict(task, row_ids = seq(2, 150, by = 20))
+#' @examplesIf requireNamespace("mlr3tuning", quietly = TRUE)
+#' # tune k and the RBF bandwidth on a 2 x 2 grid: 4 fits (2 sigmas x 2
+#' # folds) score the 4 combinations on every fold
+#' suppressPackageStartupMessages(library(mlr3tuning))
+#' learner <- lrn("classif.kmaha", learner = "dne",
+#'                k = to_tune(1, 5), sigma = to_tune(0.5, 2))
+#' tuned <- tune(tnr("grid_search", resolution = 2), tsk("iris"), learner,
+#'               rsmp("cv", folds = 2), msr("classif.acc"))
+#' tuned$result[, c("k", "sigma", "classif.acc")]
 NULL
 
-# R6 methods refer to the object as `self` and to the parent class as `super`.
-utils::globalVariables(c("self", "super"))
+# R6 methods refer to the object as `self`, its private part as `private` and
+# to the parent class as `super`.
+utils::globalVariables(c("self", "super", "private"))
 
 # The R6 class, built when mlr3 is loaded (it inherits from
 # mlr3::LearnerClassif, which exists only then).
@@ -50,12 +86,16 @@ mlr3_learner_class <- function() {
           k = paradox::p_int(lower = 1L, default = 1L, tags = c("train", "predict")),
           learner = paradox::p_uty(default = "nca", tags = "train",
                                    custom_check = mlr3_check_learner),
-          kernel = paradox::p_uty(tags = "train"),
-          sigma = paradox::p_dbl(lower = 0, tags = "train"),
+          kernel = paradox::p_uty(default = "auto", tags = "train"),
+          # sigma > 0: a positive bound with no tolerance (the default
+          # tolerance would quietly turn 0 into the bound; a zero tolerance
+          # needs a finite upper bound).
+          sigma = paradox::p_dbl(lower = 1e-300, upper = 1e300, tolerance = 0,
+                                 tags = "train"),
           learner_args = paradox::p_uty(default = list(), tags = "train"),
           neighbors = paradox::p_fct(c("feature", "input"), default = "feature",
                                      tags = "train"),
-          kernels = paradox::p_uty(tags = "train"),
+          kernels = paradox::p_uty(default = paper_kernels(), tags = "train"),
           cv_folds = paradox::p_int(lower = 2L, default = 5L, tags = "train"),
           cv_strategy = paradox::p_fct(c("fast", "exhaustive"), default = "fast",
                                        tags = "train"),
@@ -67,7 +107,9 @@ mlr3_learner_class <- function() {
                                 tags = "train"),
           landmarks = paradox::p_uty(default = NULL, tags = "train"),
           landmark_method = paradox::p_fct(c("random", "kmeans++"),
-                                           default = "random", tags = "train")
+                                           default = "random", tags = "train"),
+          num_threads = paradox::p_int(lower = 1L, special_vals = list(NULL),
+                                       default = NULL, tags = c("train", "threads"))
         )
         super$initialize(
           id = "classif.kmaha",
@@ -78,18 +120,19 @@ mlr3_learner_class <- function() {
           packages = "kmaha",
           label = "Kernelized Mahalanobis Distance kNN",
           man = "kmaha::mlr_learners_classif.kmaha")
+        private$.uid <- basename(tempfile("kmaha_mlr3_"))
       }
     ),
     private = list(
+      .uid = NULL,
       .train = function(task) {
         pv <- self$param_set$get_values(tags = "train")
-        if (!is.null(pv$sigma)) pv$kernel <- rbf_kernel(pv$sigma)
-        pv$sigma <- NULL
-        x <- as.data.frame(task$data(cols = task$feature_names))
-        do.call(kmaha, c(list(x = x, y = task$truth()), pv))
+        if (!is.null(pv[["sigma"]])) pv[["kernel"]] <- rbf_kernel(pv[["sigma"]])
+        pv[["sigma"]] <- NULL
+        mlr3_fit(private$.uid, task, pv)
       },
       .predict = function(task) {
-        k <- self$param_set$get_values(tags = "predict")$k %||% 1L
+        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% 1L
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         response <- stats::predict(self$model, x, type = "class", k = k)
         if (self$predict_type == "prob") {
@@ -101,6 +144,66 @@ mlr3_learner_class <- function() {
       }
     )
   )
+}
+
+# The memory of recent fits of the mlr3 learner (see "Tuning `k` without
+# refitting" in ?mlr_learners_classif.kmaha): entries list(uid, task, args,
+# fit, bytes), the most recently used last.
+mlr3_cache <- new.env(parent = emptyenv())
+mlr3_cache$entries <- list()
+
+# The memory's limit in bytes: the option `kmaha.mlr3_cache`, in MB.
+mlr3_cache_limit <- function() {
+  mb <- getOption("kmaha.mlr3_cache", 256)
+  if (!is.numeric(mb) || length(mb) != 1L || is.na(mb) || mb < 0) {
+    stopf("The option `kmaha.mlr3_cache` must be a size in MB >= 0 (0: every training fits anew), not %s.",
+          deparse1(mb))
+  }
+  mb * 2^20
+}
+
+# The kmaha() fit of the learner with training parameters `pv` on the
+# task's current rows: a remembered fit when one of this learner (`uid`,
+# shared by its clones) has the same rows and parameters, `k` aside where
+# it does not enter the fit (anything but a kernel chosen by
+# cross-validation).
+mlr3_fit <- function(uid, task, pv) {
+  k <- as.integer(pv[["k"]] %||% 1L)
+  fit_now <- function() {
+    x <- as.data.frame(task$data(cols = task$feature_names))
+    do.call(kmaha, c(list(x = x, y = task$truth()), pv))
+  }
+  limit <- mlr3_cache_limit()
+  if (limit == 0) return(fit_now())
+  cv_choice <- is.null(pv[["kernel"]]) ||
+    (is.character(pv[["kernel"]]) && any(pv[["kernel"]] %in% c("auto", "cv")))
+  args <- if (cv_choice) pv else pv[setdiff(names(pv), "k")]
+  task_hash <- task$hash
+  entries <- mlr3_cache$entries
+  hit <- which(vapply(entries, function(e) {
+    identical(e$uid, uid) && identical(e$task, task_hash) && identical(e$args, args)
+  }, NA))
+  if (length(hit)) {
+    e <- entries[[hit[1]]]
+    entries <- c(entries[-hit[1]], list(e))
+    fit <- e$fit
+    if (!identical(as.integer(fit$k), k)) {
+      fit$k <- k
+      fit$train_accuracy <- if (nrow(fit$embedding) > k) {
+        mean(pipeline_apply(fit, NULL, "class", k, kmaha_context(pv[["num_threads"]])) == fit$y)
+      } else NA_real_
+    }
+  } else {
+    fit <- fit_now()
+    entries <- c(entries, list(list(uid = uid, task = task_hash, args = args, fit = fit,
+                                    bytes = as.numeric(utils::object.size(fit)))))
+    # Forget the least recently used fits beyond the limit (the new one is
+    # kept even when it alone exceeds it, until the next fit).
+    bytes <- rev(cumsum(rev(vapply(entries, `[[`, 0, "bytes"))))
+    entries <- entries[bytes <= limit | seq_along(entries) == length(entries)]
+  }
+  mlr3_cache$entries <- entries
+  fit
 }
 
 # The `learner` parameter: a learner name or a function.

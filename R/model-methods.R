@@ -169,7 +169,10 @@ match_type <- function(type) {
 
 #' @rdname kmaha-model
 #' @export
-coef.kmaha_model <- function(object, ...) object$L
+coef.kmaha_model <- function(object, ...) {
+  check_dots_empty("coef()", ...)
+  object$L
+}
 
 #' @rdname kmaha-model
 #' @export
@@ -314,6 +317,10 @@ convergence_words <- function(method, cv, in_print = TRUE) {
   if (is.null(cv) || is.null(cv$iterations)) return(NULL)
   if (method %in% c("dne", "kdne")) {
     return("solved exactly by an eigen-decomposition (no iterations)")
+  }
+  # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
+  if (isTRUE(startsWith(cv$message %||% "", "mini-batch NCA: "))) {
+    return(sprintf("%s (no convergence test)", sub("^mini-batch NCA: ", "", cv$message)))
   }
   unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
   if (isTRUE(cv$converged)) {
@@ -559,11 +566,16 @@ legend_fit <- function(labels, cex = 0.8, symbol = TRUE) {
 }
 
 # A legend in the right margin of the current plot, outside the data.
-# Returns its box on the device (NDC), invisibly.
+# Entries without a line may give `lty` NA: it becomes 0 (no line), since
+# legend() stops when every line type is NA.  Returns its box on the device
+# (NDC), invisibly.
 legend_outside <- function(legend, ncol = 1L, cex = 0.8, ...) {
   usr <- graphics::par("usr")
-  r <- graphics::legend(x = usr[2], y = usr[4], legend = legend, bty = "n", cex = cex,
-                        xpd = NA, ncol = ncol, xjust = 0, yjust = 1, ...)$rect
+  args <- list(...)
+  if (!is.null(args$lty)) args$lty[is.na(args$lty)] <- 0
+  r <- do.call(graphics::legend, c(list(x = usr[2], y = usr[4], legend = legend, bty = "n",
+                                        cex = cex, xpd = NA, ncol = ncol, xjust = 0,
+                                        yjust = 1), args))$rect
   invisible(c(left = graphics::grconvertX(r$left, "user", "ndc"),
               right = graphics::grconvertX(r$left + r$w, "user", "ndc"),
               bottom = graphics::grconvertY(r$top - r$h, "user", "ndc"),

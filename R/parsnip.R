@@ -10,7 +10,13 @@
 #'   unset, kmaha's default). It can be tuned cheaply: the learned metric
 #'   does not depend on it, so \pkg{tune} fits one model for all values of
 #'   `neighbors` and predicts each from it ([parsnip::multi_predict()]).
-#'   `weight_func` and `dist_power` do not apply.
+#' * `weight_func` and `dist_power`: kmaha's vote gives the `k` neighbours
+#'   equal weights (parsnip's `weight_func = "rectangular"`) and measures
+#'   Euclidean distance in the learned metric (`dist_power = 2`). Those
+#'   values are accepted; any other is an error when the model is fitted,
+#'   rather than being ignored: a kernel-weighted vote or another Minkowski
+#'   distance is not what kmaha fits (tune `neighbors`, the `learner` and the
+#'   kernel instead).
 #' * Engine arguments (`set_engine("kmaha", ...)`) are passed to [kmaha()]:
 #'   `learner` (`"nca"`, `"lmnn"`, `"dne"` or a function; tunable with
 #'   [metric_learner()]), `kernel`, `learner_args`, `kernels`, `cv_folds`,
@@ -24,17 +30,49 @@
 #' "traditional" encoding). The fitted kmaha model is
 #' `extract_fit_engine(fit)`.
 #'
+#' `kmaha_parsnip_fit()` is the function parsnip calls to fit the engine
+#' (`fit()` of the model specification): it checks `weight_func` and
+#' `dist_power`, then returns [kmaha()]`(x, y, ...)`.
+#'
+#' @param x,y,... For `kmaha_parsnip_fit()`: the predictors, the outcome and
+#'   further arguments of [kmaha()], as parsnip passes them.
+#' @param weight_func,dist_power For `kmaha_parsnip_fit()`: the model's
+#'   arguments of these names (`NULL` when not set): `"rectangular"` and 2,
+#'   what kmaha does, or an error.
+#' @return `kmaha_parsnip_fit()`: the [kmaha()] fit.
 #' @name kmaha_parsnip
 #' @aliases nearest_neighbor-kmaha
 #' @seealso [step_kmaha()] for the learned embedding as a recipe step.
 #' @examplesIf requireNamespace("parsnip", quietly = TRUE)
-#' library(parsnip)
+#' suppressPackageStartupMessages(library(parsnip))
 #' spec <- nearest_neighbor(neighbors = 3) |>
 #'   set_engine("kmaha", learner = "dne", kernel = rbf_kernel(1)) |>
 #'   set_mode("classification")
 #' fit <- fit(spec, Species ~ ., data = iris)
 #' predict(fit, iris[c(1, 51, 101), ], type = "prob")
+#'
+#' # a distance-weighted vote is not what kmaha fits: an error, not ignored
+#' weighted <- nearest_neighbor(neighbors = 3, weight_func = "triangular") |>
+#'   set_engine("kmaha", learner = "dne") |>
+#'   set_mode("classification")
+#' msg <- tryCatch(fit(weighted, Species ~ ., data = iris), error = conditionMessage)
+#' writeLines(strwrap(msg, 70))
 NULL
+
+#' @rdname kmaha_parsnip
+#' @export
+kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) {
+  if (!is.null(weight_func) && !identical(weight_func, "rectangular")) {
+    stopf("The kmaha engine gives the k neighbours equal votes (weight_func = \"rectangular\"); weight_func = %s is not available. Leave `weight_func` unset, and tune `neighbors`, the learner or the kernel instead.",
+          deparse1(weight_func))
+  }
+  if (!is.null(dist_power) && !(is.numeric(dist_power) && length(dist_power) == 1L &&
+                                 isTRUE(dist_power == 2))) {
+    stopf("The kmaha engine measures Euclidean distance in the learned metric (dist_power = 2); dist_power = %s is not available. Leave `dist_power` unset.",
+          deparse1(dist_power))
+  }
+  kmaha(x, y, ...)
+}
 
 # Register the engine with parsnip's model environment (once: parsnip
 # refuses a second registration).
@@ -52,10 +90,20 @@ register_parsnip_engine <- function() {
                          original = "learner",
                          func = list(pkg = "kmaha", fun = "metric_learner"),
                          has_submodel = FALSE)
+  # weight_func and dist_power reach kmaha_parsnip_fit(), which accepts
+  # only what kmaha does (they are not silently dropped).
+  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "weight_func",
+                         original = "weight_func",
+                         func = list(pkg = "dials", fun = "weight_func"),
+                         has_submodel = FALSE)
+  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "dist_power",
+                         original = "dist_power",
+                         func = list(pkg = "dials", fun = "dist_power"),
+                         has_submodel = FALSE)
   parsnip::set_fit(model = model, eng = "kmaha", mode = "classification",
                    value = list(interface = "data.frame",
                                 protect = c("x", "y"),
-                                func = c(pkg = "kmaha", fun = "kmaha"),
+                                func = c(pkg = "kmaha", fun = "kmaha_parsnip_fit"),
                                 defaults = list()))
   parsnip::set_encoding(model = model, eng = "kmaha", mode = "classification",
                         options = list(predictor_indicators = "traditional",

@@ -16,8 +16,24 @@
 #' The parameters `learner`, `num_comp` and `sigma` can be tuned with
 #' \pkg{tune} (`tune()`); [tunable()][generics::tunable] names them, with
 #' [metric_learner()], [dials::num_comp()] and [dials::rbf_sigma()] (on a
-#' range around the paper's scaled RBF bandwidths) as their parameter
-#' objects. Case weights are not used.
+#' range around the paper's scaled RBF bandwidths, 0.1 to 10) as their
+#' parameter objects. **`num_comp`'s default range is 1 to 4, whatever the
+#' data**, as for recipes' own `step_pca()`: \pkg{tune} cannot adapt the
+#' range of a recipe parameter to the data (it refuses an unknown bound
+#' there), and a learner's dimension can exceed the number of predictors
+#' with a kernel. For another range, set it on the parameter set and pass
+#' that as `param_info`:
+#' `params <- update(extract_parameter_set_dials(wf), num_comp =
+#' dials::num_comp(c(1, 10)))`, then `tune_grid(wf, ..., param_info =
+#' params)`; or give the `grid` yourself. Until the step is tuned,
+#' [print()] and `tidy()` show such arguments as `tune()`. Case weights
+#' are not used.
+#'
+#' Missing values in the selected predictors are an error when the recipe
+#' is prepared: impute them in an earlier step (e.g.
+#' `step_impute_median()`, `step_impute_knn()`) or remove their rows with
+#' `step_naomit()`. New data with missing values are mapped to rows of
+#' `NA`.
 #'
 #' @param recipe A recipe object; the step is added to its sequence.
 #' @param ... Selector functions (e.g. `all_numeric_predictors()`) that
@@ -52,7 +68,7 @@
 #' @seealso [kmaha()]; the parsnip engine `nearest_neighbor(engine =
 #'   "kmaha")` ([kmaha_parsnip]).
 #' @examplesIf requireNamespace("recipes", quietly = TRUE)
-#' library(recipes)
+#' suppressPackageStartupMessages(library(recipes))
 #' rec <- recipe(Species ~ ., data = iris) |>
 #'   step_kmaha(all_numeric_predictors(), learner = "dne",
 #'              kernel = rbf_kernel(1), num_comp = 2)
@@ -163,6 +179,7 @@ prep.step_kmaha <- function(x, training, info = NULL, ...) {
     stopf("step_kmaha(): the outcome `%s` must be a factor (class labels), not %s.",
           y_name, class(y)[1])
   }
+  step_kmaha_check_na(training[, columns, drop = FALSE], y, y_name)
   fit <- with_kmaha_seed(x$seed, do.call(kmaha, c(
     list(x = as.data.frame(training[, columns]), y = y, seed = x$seed),
     step_kmaha_args(x))))
@@ -173,6 +190,25 @@ prep.step_kmaha <- function(x, training, info = NULL, ...) {
     seed = x$seed, prefix = x$prefix,
     keep_original_cols = isTRUE(x$keep_original_cols), object = fit,
     columns = columns, skip = x$skip, id = x$id)
+}
+
+# Missing values in the training data of the step: inside a recipe they are
+# imputed (or their rows removed) by an earlier step, which the message
+# names.
+step_kmaha_check_na <- function(x, y, y_name) {
+  na_cols <- names(x)[vapply(x, anyNA, NA)]
+  if (length(na_cols)) {
+    rows <- sum(!stats::complete.cases(x))
+    stopf("step_kmaha(): the selected predictors have missing values (%d row%s; column%s %s). Impute them earlier in the recipe, e.g. step_impute_median(all_numeric_predictors()) or step_impute_knn(all_numeric_predictors()), or drop those rows with step_naomit(all_predictors()).",
+          rows, if (rows == 1L) "" else "s", if (length(na_cols) == 1L) "" else "s",
+          paste0("`", na_cols, "`", collapse = ", "))
+  }
+  if (anyNA(y)) {
+    n_na <- sum(is.na(y))
+    stopf("step_kmaha(): the outcome `%s` has missing values (%d row%s). Drop those rows first, e.g. with step_naomit(%s, skip = TRUE) before this step, or filter the data.",
+          y_name, n_na, if (n_na == 1L) "" else "s", y_name)
+  }
+  invisible(NULL)
 }
 
 #' @exportS3Method recipes::bake
@@ -199,9 +235,14 @@ print.step_kmaha <- function(x, width = max(20, options()$width - 35), ...) {
 }
 
 step_kmaha_learner_label <- function(learner) {
+  if (is_tune_call(learner)) return("tune()")
   if (is.character(learner)) learner[1] else "custom learner"
 }
+
+# TRUE for a placeholder `tune()` (or `tune("id")`) of a tunable argument.
+is_tune_call <- function(x) is.call(x) && identical(x[[1L]], quote(tune))
 step_kmaha_kernel_label <- function(x) {
+  if (is_tune_call(x$sigma)) return("rbf sigma = tune()")
   if (!is.null(x$sigma)) return(sprintf("rbf sigma = %s", format(x$sigma)))
   if (is.null(x$kernel)) return("default kernel")
   if (is.character(x$kernel)) return(x$kernel[1])
@@ -223,6 +264,8 @@ tunable.step_kmaha <- function(x, ...) {
   tibble::tibble(
     name = c("learner", "num_comp", "sigma"),
     call_info = list(list(pkg = "kmaha", fun = "metric_learner"),
+                     # 1-4, as recipes' step_pca(): tune cannot finalize
+                     # a recipe parameter from the data (see ?step_kmaha)
                      list(pkg = "dials", fun = "num_comp", range = c(1L, 4L)),
                      list(pkg = "dials", fun = "rbf_sigma", range = c(-1, 1))),
     source = "recipe",

@@ -221,10 +221,15 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
   wdl <- win_draw_lose(x)
   ktitle <- c(linear = "linear", cv = "CV", aligned = "aligned",
               unweighted = "unweighted", auto = "auto")
+  # The notes wrap at the console width (a web page or a narrow console
+  # would cut a long line).
+  note <- function(text) cat(strwrap(text, width = max(40L, getOption("width", 80L) - 2L)),
+                             sep = "\n")
   for (lr in unique(df$learner)) {
     d <- df[df$learner == lr, ]
-    cat(sprintf("\n%s: mean +- sd test accuracy of 1-NN [paper]; * = more than %.2f from the paper\n",
-                learner_label(lr), threshold))
+    cat("\n")
+    note(sprintf("%s: mean +- sd test accuracy of 1-NN [paper]; * = more than %.2f from the paper",
+                 learner_label(lr), threshold))
     flag <- !is.na(d$difference) & abs(d$difference) > threshold
     val <- sprintf("%s [%s]%s", format_mean_sd(d$mean, d$sd),
                    ifelse(is.na(d$paper_mean), "-", sprintf("%.2f", d$paper_mean)),
@@ -240,22 +245,25 @@ print.summary.kmaha_reproduction <- function(x, threshold = 0.05, ...) {
         a <- w[w$kernel == k & w$rule == "kmaha", ]
         b <- w[w$kernel == k & w$rule == "paper, as printed", ]
         if (!nrow(a)) return("")
-        sprintf("%s [%d/%d/%d]",
+        # the paper has no column for kmaha's default ("auto")
+        sprintf("%s [%s]",
                 if (a$datasets == 0L) "n/a" else sprintf("%d/%d/%d", a$win, a$draw, a$lose),
-                b$win, b$draw, b$lose)
+                if (!nrow(b) || b$datasets == 0L) "-" else
+                  sprintf("%d/%d/%d", b$win, b$draw, b$lose))
       }, character(1))
       tab <- rbind(tab, "Win/Draw/Lose" = row)
     }
     print(noquote(tab), right = FALSE)
   }
   ok <- !is.na(df$difference)
-  cat(sprintf("\nSplits per cell: %s. Mean |difference| from the paper: %s over %d cells; %d cell(s) differ by more than %.2f.\n",
-              paste(sort(unique(df$splits)), collapse = ", "),
-              if (any(ok)) sprintf("%.3f", mean(abs(df$difference[ok]))) else "n/a",
-              sum(ok), sum(abs(df$difference[ok]) > threshold), threshold))
+  cat("\n")
+  note(sprintf("Splits per cell: %s. Mean |difference| from the paper: %s over %d cells; %d cell(s) differ by more than %.2f.",
+               paste(sort(unique(df$splits)), collapse = ", "),
+               if (any(ok)) sprintf("%.3f", mean(abs(df$difference[ok]))) else "n/a",
+               sum(ok), sum(abs(df$difference[ok]) > threshold), threshold))
   if (any(df$kernel != "linear")) {
-    cat(sprintf("Win/Draw/Lose against the linear learner: ours by a paired t-test over the splits at the %g level [the paper's printed rows].\n",
-                attr(x, "alpha") %||% 0.05))
+    note(sprintf("Win/Draw/Lose against the linear learner: ours by a paired t-test over the splits at the %g level [the paper's printed rows].",
+                 attr(x, "alpha") %||% 0.05))
   }
   if (sum(df$failed)) {
     cat(sprintf("%d cell fit(s) failed (accuracy NA).\n", sum(df$failed)))

@@ -141,8 +141,8 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
           paste(sQuote(bad, FALSE), collapse = ", "))
   }
   datasets <- unique(datasets)
-  learners <- unique(match.arg(learners, repro_learners, several.ok = TRUE))
-  kernels <- unique(match.arg(kernels, repro_kernels, several.ok = TRUE))
+  learners <- match_choices(learners, repro_learners, "learners")
+  kernels <- match_choices(kernels, repro_kernels, "kernels")
   splits <- check_count(splits, "splits")
   split_ids <- check_split_ids(split_ids, splits)
   seed <- check_count(seed, "seed", lower = 0L)

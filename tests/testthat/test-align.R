@@ -154,8 +154,8 @@ test_that("bad input gives clear errors", {
   expect_error(align_kernels(xa, ya[-1]), "`y` has length 59 but `x` has 60 rows",
                fixed = TRUE)
   expect_error(align_kernels(xa, rep("a", 60)), "`y` has only 1 class", fixed = TRUE)
-  expect_error(align_kernels(xa, ya, method = "sdp"), "'arg' should be one of",
-               fixed = TRUE)
+  expect_error(align_kernels(xa, ya, method = "sdp"),
+               "`method` must be one of \"qp\", \"lp\".", fixed = TRUE)
   xn <- xa
   xn[1, 1] <- NA
   expect_error(align_kernels(xn, ya), "`x` contains missing values", fixed = TRUE)

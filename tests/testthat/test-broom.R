@@ -13,7 +13,7 @@ res_means <- function(res) {
 test_that("tidy() of a model gives the map, the dimensions and the embedding in long form", {
   fit <- nca(Species ~ ., data = iris, dim = 2, max_iter = 30)
   L <- coef(fit)
-  t <- tidy(fit)
+  t <- tidy(fit, matrix = "map")
   expect_identical(names(t), c("dimension", "term", "value", "input_value"))
   expect_identical(nrow(t), length(L))
   back <- matrix(t$value, nrow(L), dimnames = list(levels(t$dimension), levels(t$term)))
@@ -38,13 +38,13 @@ test_that("tidy() of a model gives the map, the dimensions and the embedding in 
 
 test_that("tidy() of kernel fits names the coordinates the map reads", {
   kfit <- kmaha(iris_x, iris$Species, learner = "dne", kernel = rbf_kernel(1), rank = 5)
-  t <- tidy(kfit)
+  t <- tidy(kfit, matrix = "map")
   expect_identical(levels(t$term), paste0("PC", 1:5))
   expect_true(all(is.na(t$input_value)))
   expect_identical(matrix(t$value, nrow(coef(kfit))), unname(coef(kfit)))
   idx <- c(1:15, 51:65, 101:115)
   ktrick <- kdne(iris_x[idx, ], iris$Species[idx], kernel = rbf_kernel(1), dim = 2)
-  tk <- tidy(ktrick)
+  tk <- tidy(ktrick, matrix = "map")
   expect_identical(nlevels(tk$term), length(idx))
   expect_true(all(is.na(tk$input_value)))
 })
@@ -190,7 +190,7 @@ test_that("broom's generics dispatch to the same methods", {
 test_that("bad arguments to the broom verbs are errors that name them", {
   fit <- dne(iris_x, iris$Species)
   expect_error(tidy(fit, matrix = "loadings"),
-               "`matrix` must be one of \"map\", \"dimensions\", \"embedding\".", fixed = TRUE)
+               "`matrix` must be one of \"dimensions\", \"map\", \"embedding\".", fixed = TRUE)
   expect_error(tidy(fit, what = 1), "Unknown argument(s) to tidy(): 'what'.", fixed = TRUE)
   expect_error(glance(fit, 2), "Unknown argument(s) to glance(): <unnamed>.", fixed = TRUE)
   expect_error(augment(fit, k = 0), "`k` must be", fixed = TRUE)

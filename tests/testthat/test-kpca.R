@@ -191,7 +191,8 @@ test_that("kpca validates its arguments with clear messages", {
   expect_error(kpca(x_iris, rbf_kernel(1), method = "truncated"),
                "supply `rank`", fixed = TRUE)
   expect_error(kpca(x_iris, rbf_kernel(1), method = "lanczos"),
-               "'arg' should be one of", fixed = TRUE)
+               "`method` must be one of \"auto\", \"full\", \"truncated\", \"nystrom\".",
+               fixed = TRUE)
   expect_error(kpca(matrix(0, 6, 3), linear_kernel()),
                "the kernel matrix is zero", fixed = TRUE)
   expect_error(kpca(matrix(0, 6, 3), poly_kernel(2)),

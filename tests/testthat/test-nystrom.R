@@ -130,7 +130,7 @@ test_that("bad Nystrom arguments give exact errors", {
   expect_error(kpca(x_nys, landmarks = bad), "`landmarks` contains missing values",
                fixed = TRUE)
   expect_error(kpca(x_nys, landmarks = 10, landmark_method = "greedy"),
-               "'arg' should be one of", fixed = TRUE)
+               "`landmark_method` must be one of \"random\", \"kmeans++\".", fixed = TRUE)
 })
 
 test_that("kmaha() with every training point as a landmark predicts as exact kmaha()", {
@@ -198,30 +198,67 @@ test_that("cv_kernel() with landmarks runs Nystrom KPCA in every fold", {
                fixed = TRUE)
 })
 
-test_that("Nystrom's default rank keeps 95% of the landmark-span variance, at most 200", {
+test_that("Nystrom's default rank keeps every component above tol", {
   set.seed(31)
   x <- matrix(rnorm(400 * 5), 400)
   k <- rbf_kernel(2)
-  full <- kpca(x, k, landmarks = 60, rank = 60)
-  expect_identical(full$rank_rule, "given")
-  share <- cumsum(full$eigenvalues) / full$trace
-  r <- which(share >= 0.95)[1]
-  expect_lt(r, 60)
   set.seed(5)
   lm_pts <- x[sample(400, 60), ]
   def <- kpca(x, k, landmarks = lm_pts)
   ref <- kpca(x, k, landmarks = lm_pts, rank = 60)
-  expect_identical(def$rank, as.integer(which(cumsum(ref$eigenvalues) / ref$trace >= 0.95)[1]))
-  expect_equal(def$eigenvalues, ref$eigenvalues[seq_len(def$rank)], tolerance = 1e-10)
-  expect_equal(abs(unname(def$coords)), abs(unname(ref$coords[, seq_len(def$rank)])),
-               tolerance = 1e-8)
-  expect_match(def$rank_rule, "95% of the landmark-span variance, at most 200", fixed = TRUE)
-  expect_output(print(def), "components: 95% of the landmark-span variance", fixed = TRUE)
-  # a rough kernel spreads the variance: the cap applies
+  expect_identical(ref$rank_rule, "given")
+  expect_identical(def$rank_rule, "every component above tol")
+  expect_output(print(def), "components: every component above tol", fixed = TRUE)
+  expect_identical(def$rank, ref$rank)
+  expect_equal(def$eigenvalues, ref$eigenvalues, tolerance = 1e-10)
+  expect_equal(abs(unname(def$coords)), abs(unname(ref$coords)), tolerance = 1e-8)
+  # every eigenvalue kept is above tol times the largest, and only those are
+  # dropped: a smaller tol keeps at least as many
+  expect_true(all(def$eigenvalues > 1e-8 * def$eigenvalues[1]))
+  expect_gte(kpca(x, k, landmarks = lm_pts, tol = 1e-12)$rank, def$rank)
+  # with a spread-out kernel, more than 0.4.0's cap of 200 components
   rough <- kpca(x, rbf_kernel(0.05), landmarks = 300)
-  expect_identical(rough$rank, 200L)
+  expect_gt(rough$rank, 200L)
+  expect_identical(rough$rank, kpca(x, rbf_kernel(0.05), landmarks = rough$landmarks,
+                                    rank = 300)$rank)
   # kmaha() with landmarks uses the same rule
   y <- factor(ifelse(x[, 1] > 0, "p", "q"))
   f <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(2), landmarks = lm_pts, scale = FALSE)
   expect_identical(ncol(f$L), def$rank)
+  # more landmark points than rows: at most as many components as rows
+  few <- kpca(x[1:30, ], k, landmarks = x[1:80, ])
+  expect_lte(few$rank, 30L)
+})
+
+test_that("the default rank keeps the low-variance direction that separates two thin rings", {
+  # Two concentric rings, radii 1 and 1.15: with a wide kernel the radius
+  # lies in components of little variance, which 0.4.0's default (95% of
+  # the landmark-span variance) dropped.
+  set.seed(8)
+  ring <- function(n) {
+    t <- runif(n, 0, 2 * pi)
+    cls <- rep(1:2, length.out = n)
+    r <- c(1, 1.15)[cls]
+    list(x = cbind(r * cos(t), r * sin(t)) + matrix(rnorm(2 * n, sd = 0.02), n, 2),
+         y = factor(c("inner", "outer")[cls]))
+  }
+  tr <- ring(400)
+  te <- ring(1000)
+  lm_pts <- tr$x[sample(400, 100), ]
+  fit <- function(rank) {
+    kmaha(tr$x, tr$y, learner = "dne", kernel = rbf_kernel(1), landmarks = lm_pts,
+          rank = rank)
+  }
+  acc <- function(f) mean(predict(f, te$x) == te$y)
+  def <- fit(NULL)
+  all <- fit(100)
+  expect_identical(ncol(def$L), ncol(all$L))
+  expect_identical(acc(def), acc(all))
+  # the 95% rule keeps a few components and loses the rings
+  kp <- kpca(scale(tr$x), rbf_kernel(1),
+             landmarks = scale(lm_pts, attr(scale(tr$x), "scaled:center"),
+                               attr(scale(tr$x), "scaled:scale")), rank = 100)
+  r95 <- which(cumsum(kp$eigenvalues) / kp$trace >= 0.95)[1]
+  expect_lt(r95, ncol(all$L))
+  expect_lt(acc(fit(r95)), acc(all) - 0.01)
 })

@@ -147,22 +147,22 @@ test_that("a cancelled job stops reproduce_paper() with how to resume; the re-ru
   seq_res <- do.call(reproduce_paper, args[names(args) != "chunk_size"])
   ckpt <- tempfile("kmaha-slurm-ckpt-")
   on.exit(unlink(ckpt, recursive = TRUE), add = TRUE)
-  # progress is signalled (and relayed from the jobs) only when enabled
-  old_opt <- options(progressr.enable = TRUE)
-  on.exit(options(old_opt), add = TRUE)
-  cancelled <- character()
+  # A watcher cancels the third job as soon as Slurm lists it: the first two
+  # jobs hold the node's two CPUs, so it is still waiting (or just started:
+  # the watcher polls every 0.1 s, and an R job takes seconds) and cannot
+  # have finished.  (Cancelling it when the first job's result came in, as
+  # this test once did, raced with that job: batchtools polls for results,
+  # and in the meantime the third job could run to the end.)
+  cancelled <- "kmaha-repro-3of3"
+  watcher <- sprintf(paste(
+    "for i in $(seq 1 1200); do",
+    "id=$(squeue -h --name %s -o %%i 2>/dev/null);",
+    "if [ -n \"$id\" ]; then scancel $id; exit 0; fi;",
+    "sleep 0.1; done"), cancelled)
   s <- under_slurm({
-    # Three jobs of two tasks on the node's two CPUs: when the first job's
-    # result comes in (its progress is relayed), the last job is cancelled
-    # (it waited for a CPU, so it cannot have finished yet).
-    err <- tryCatch(withCallingHandlers(
-      do.call(reproduce_paper, c(args, list(checkpoint = ckpt))),
-      progression = function(p) {
-        if (!length(cancelled) && identical(p$type, "update")) {
-          cancelled <<- "kmaha-repro-3of3"
-          system2("scancel", c("--name", cancelled), stdout = FALSE, stderr = FALSE)
-        }
-      }), error = function(e) e)
+    system2("sh", c("-c", shQuote(watcher)), stdout = FALSE, stderr = FALSE, wait = FALSE)
+    err <- tryCatch(do.call(reproduce_paper, c(args, list(checkpoint = ckpt))),
+                    error = function(e) e)
     resumed <- do.call(reproduce_paper, c(args, list(checkpoint = ckpt)))
     list(err = err, resumed = resumed)
   })
