@@ -9,6 +9,10 @@
 #   Rscript tools/check-scripts.R              # bench/, data-raw/, inst/extdata/
 #   Rscript tools/check-scripts.R FILE_OR_DIR...   # only these scripts
 #   Rscript tools/check-scripts.R --self-test  # the check finds stale calls
+#   Rscript tools/check-scripts.R --defer-suggests [FILE_OR_DIR...]
+#       scripts that use a package of DESCRIPTION's Suggests which is not
+#       installed are listed as deferred, not checked (.ci/run checks
+#       before the suggested frameworks are installed, then again after)
 # Prints one line per unresolved call, "file:line: name(): reason", and
 # exits with status 1 when there is one; else prints a one-line summary and
 # exits with status 0.  Needs only base R: it reads the package's own R/
@@ -413,10 +417,24 @@ self_test <- function(top, kmaha) {
   cat("check-scripts self-test: the three stale calls found, the sound script passes\n")
 }
 
+# The packages of DESCRIPTION's Suggests that script f attaches or names
+# with pkg:: or pkg::: and that are not installed.
+missing_suggests <- function(f, top) {
+  desc <- read.dcf(file.path(top, "DESCRIPTION"), fields = "Suggests")[1, 1]
+  suggests <- trimws(sub("\\(.*", "", strsplit(gsub("\n", " ", desc), ",")[[1]]))
+  sc <- tryCatch(script_scope(f, top), error = function(e) NULL)
+  pd <- utils::getParseData(parse(f, keep.source = TRUE))
+  used <- unique(c(sc$attached, pd$text[pd$token == "SYMBOL_PACKAGE"]))
+  used <- intersect(used, suggests)
+  used[vapply(used, function(p) is.null(package_exports(p)), NA)]
+}
+
 main <- function() {
   top <- top_dir()
   args <- commandArgs(trailingOnly = TRUE)
   if (identical(args, "--self-test")) return(self_test(top, kmaha_names(top)))
+  defer <- "--defer-suggests" %in% args
+  args <- setdiff(args, "--defer-suggests")
   kmaha <- kmaha_names(top)
   targets <- if (length(args)) args else file.path(top, c("bench", "data-raw"))
   files <- unlist(lapply(targets, function(t) {
@@ -443,9 +461,16 @@ main <- function() {
       }
     }
   }
+  deferred <- character()
   for (f in files) {
     if (!file.exists(f)) {
       problems <- c(problems, sprintf("%s: no such file", f))
+      next
+    }
+    if (defer && length(miss <- missing_suggests(f, top))) {
+      cat(sprintf("%s: deferred (uses %s, suggested and not installed)\n",
+                  sub(paste0("^", top, "/"), "", normalizePath(f)), paste(miss, collapse = ", ")))
+      deferred <- c(deferred, f)
       next
     }
     bad <- check_script(f, top, kmaha, sourced_by[[normalizePath(f)]] %||% character())
@@ -461,8 +486,11 @@ main <- function() {
                 length(files)))
     quit(status = 1)
   }
-  cat(sprintf("check-scripts: %d scripts checked, every call resolves%s\n", length(files),
-              if (!length(args)) "; every file in inst/extdata/ names its script" else ""))
+  cat(sprintf("check-scripts: %d scripts checked, every call resolves%s%s\n",
+              length(files) - length(deferred),
+              if (!length(args)) "; every file in inst/extdata/ names its script" else "",
+              if (length(deferred)) sprintf("; %d deferred until the suggested packages are installed",
+                                            length(deferred)) else ""))
 }
 
 # Run as a script (Rscript tools/check-scripts.R); source() only defines.
