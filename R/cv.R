@@ -188,13 +188,7 @@ summary.kmaha_scores <- function(object, ...) {
 print.summary.kmaha_scores <- function(x, ...) {
   cat(sprintf("%d-fold cross-validation of %s (kNN k = %d, %s strategy, %d fits)\n",
               x$folds, x$learner, x$k, x$strategy, x$n_fits))
-  tab <- x$table
-  tab$mean <- round(tab$mean, 4)
-  tab$sd <- round(tab$sd, 4)
-  tab$screen <- round(tab$screen, 4)
-  if (all(is.na(tab$screen))) tab$screen <- NULL
-  tab$chosen <- ifelse(tab$chosen, "<==", "")
-  print(tab, row.names = FALSE)
+  print_candidates(x$table)
   why <- x$explain %||% x$reason
   if (length(why)) cat(wrap_lines(why, indent = "  ", first = "Chosen because: "))
   if (nrow(x$errors)) {
@@ -257,4 +251,14 @@ plot.kmaha_cv <- function(x, ...) {
   legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
                  ncol = fit$ncol, cex = fit$cex)
   invisible(x)
+}
+
+# The candidates' table of a summary (of scores or of a model): accuracies
+# to 4 digits, the screen column only when something was screened, the
+# chosen row marked.
+print_candidates <- function(tab) {
+  for (col in c("mean", "sd", "screen")) tab[[col]] <- round(tab[[col]], 4)
+  if (all(is.na(tab$screen))) tab$screen <- NULL
+  tab$chosen <- ifelse(tab$chosen, "<==", "")
+  print(tab, row.names = FALSE)
 }

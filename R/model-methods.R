@@ -444,13 +444,7 @@ print.summary.kmaha_model <- function(x, ...) {
   if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
     cat("Candidates (cross-validated accuracy):\n")
-    tab <- x$candidates
-    tab$mean <- round(tab$mean, 4)
-    tab$sd <- round(tab$sd, 4)
-    tab$screen <- round(tab$screen, 4)
-    if (all(is.na(tab$screen))) tab$screen <- NULL
-    tab$chosen <- ifelse(tab$chosen, "<==", "")
-    print(tab, row.names = FALSE)
+    print_candidates(x$candidates)
   }
   if (!is.null(x$alignment)) {
     cat("Aligned combination (base kernels with non-zero weight):\n")

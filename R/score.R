@@ -196,7 +196,7 @@ score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
   n_tasks <- nrow(tasks)
   is_kernel <- vapply(cands, function(cd) identical(cd$kind, "kernel"), NA)
   fast <- strategy == "fast" && sum(is_kernel) > shortlist
-  seeds <- task_seeds(n_tasks)
+  seeds <- element_seeds(n_tasks)
   # The rows the screen reads: at most screen_max_rows, drawn within each
   # fold and class after the tasks' streams (which the exhaustive strategy
   # shares).
@@ -531,24 +531,6 @@ with_selection <- function(scores, sel) {
   scores$kernel <- if (kind %in% c("kernel", "unweighted")) scores$kernels[[sel$best]]
   class(scores) <- c("kmaha_cv", "kmaha_scores")
   scores
-}
-
-# One L'Ecuyer-CMRG stream per task, as future.seed = TRUE would make them:
-# the first from one draw of the caller's random generator (which advances
-# it by that draw and no more), the others by parallel::nextRNGStream().
-task_seeds <- function(n) {
-  env <- globalenv()
-  s0 <- sample.int(.Machine$integer.max, 1L)
-  caller <- get(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(assign(".Random.seed", caller, envir = env), add = TRUE)
-  set.seed(s0, kind = "L'Ecuyer-CMRG")
-  s <- get(".Random.seed", envir = env, inherits = FALSE)
-  out <- vector("list", n)
-  for (i in seq_len(n)) {
-    s <- parallel::nextRNGStream(s)
-    out[[i]] <- s
-  }
-  out
 }
 
 # Stratified fold labels 1..v: within each class the rows are shuffled and
