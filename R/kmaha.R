@@ -35,8 +35,10 @@
 #'   held-out rows in its metric; see [score_candidates()]), with
 #'   `"exhaustive"` every base kernel is scored with the learner. With
 #'   `learner = "nca"` or `"lmnn"`, a kernel chosen this way is scored and
-#'   fitted with a map of at most 16 rows (`learner_args$dim` overrides it):
-#'   as accurate on the development data, at a third to a half of the cost. The rule
+#'   fitted with a map of at most 16 rows (NCA: or as many as there are
+#'   inputs when there are more, the rows of the linear learner's map;
+#'   `learner_args$dim` overrides it): as accurate on the development data,
+#'   at a third to a half of the cost. The rule
 #'   (`rule = "auto"`) then takes the best score (a base kernel's score is
 #'   smoothed over its neighbouring bandwidths, weights 1-2-1, when several
 #'   were scored; among equal best scores the middle of the plateau), and
@@ -376,7 +378,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
   # 2. The chosen pipeline on all the training rows.
   f <- candidate_feature(cand, xs, a$y, base, ctx)
   if (!is.null(f$alignment)) info$alignment <- f$alignment
-  spec <- candidate_spec(a$spec, cand, chosen = !is.null(info$cv))
+  spec <- candidate_spec(a$spec, cand, chosen = !is.null(info$cv), p = ncol(xs))
   p <- fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
                     warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
   new_model(p, a$y, a$k, prep, spec, ctx, class = "kmaha_fit",

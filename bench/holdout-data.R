@@ -1,5 +1,5 @@
 # Hold-out data sets for the default's cost and accuracy (bench/default-cost.R,
-# bench/default-accuracy.R): classification sets from mlbench, MASS, caret,
+# bench/default-holdout.R): classification sets from mlbench, MASS, caret,
 # kernlab and modeldata that no kmaha session tuned a rule or a constant on.
 # (The development sets are the paper's nine and bench/auto-external-data.R's
 # seventeen; nothing here is shared with them.)  Each loader returns

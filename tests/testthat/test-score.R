@@ -203,3 +203,27 @@ test_that("a time limit stops the whole scoring, not one fold's fit", {
   # R is usable afterwards
   expect_s3_class(kmaha(d$x, d$y, learner = "dne", kernel = "linear"), "kmaha_fit")
 })
+
+test_that("a chosen kernel's map has 16 rows, NCA's at least the inputs' count, unless dim is set", {
+  set.seed(3)
+  x <- matrix(rnorm(90 * 20), 90, 20)
+  y <- factor(ifelse(rowSums(x[, 1:3]^2) > 3, "out", "in"))
+  ks <- lapply(c(2, 5), rbf_kernel)
+  fit <- function(x, learner, ...) {
+    suppressWarnings(kmaha(x, y, learner = learner, kernel = "cv", kernels = ks,
+                           cv_folds = 3, seed = 1, ...))
+  }
+  # NCA: as many rows as the linear learner's map on the 20 inputs
+  f <- fit(x, "nca")
+  expect_s3_class(f, "kmaha_kpca_trick")
+  expect_identical(nrow(f$L), 20L)
+  # with 4 inputs, the cap of 16 rows
+  f4 <- fit(x[, 1:4], "nca")
+  expect_identical(nrow(f4$L), 16L)
+  # LMNN keeps 16 rows whatever the inputs' count
+  fl <- fit(x, "lmnn", learner_args = list(max_iter = 30))
+  expect_identical(nrow(fl$L), 16L)
+  # the user's dim wins
+  fd <- fit(x, "nca", learner_args = list(dim = 5))
+  expect_identical(nrow(fd$L), 5L)
+})
