@@ -64,7 +64,7 @@
 #' @export
 kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"),
                         ...) {
-  method <- match.arg(method)
+  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"), "method")
   fixed <- list(...)
   kernelized <- method %in% c("knca", "klmnn", "kdne")
   base <- sub("^k(nca|lmnn|dne)$", "\\1", method)

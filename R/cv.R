@@ -100,7 +100,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
                       landmark_method = c("random", "kmeans++"),
                       strategy = c("fast", "exhaustive"), num_threads = NULL, ...) {
   check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
-  strategy <- match.arg(strategy)
+  strategy <- match_choice(strategy, c("fast", "exhaustive"), "strategy")
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, TRUE, rank,
                          tol, seed, landmarks, landmark_method, num_threads, type = "cv")
   a$scale <- NA

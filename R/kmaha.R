@@ -239,7 +239,7 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
                           rule = NULL, num_threads = NULL, ...) {
   call <- model_call(match.call(), "kmaha")
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
-  cv_strategy <- match.arg(cv_strategy)
+  cv_strategy <- match_choice(cv_strategy, c("fast", "exhaustive"), "cv_strategy")
   choice <- resolve_kernel_choice(kernel)
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
                          tol, seed, landmarks, landmark_method, num_threads,
@@ -265,8 +265,8 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
 check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels, scale,
                               rank, tol, seed, landmarks, landmark_method, num_threads,
                               type, precomputed = FALSE, kernel = NULL) {
-  neighbors <- match.arg(neighbors, c("feature", "input"))
-  landmark_method <- match.arg(landmark_method, c("random", "kmeans++"))
+  neighbors <- match_choice(neighbors, c("feature", "input"), "neighbors")
+  landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
   y <- check_y(y, nrow(x), "y")

@@ -479,7 +479,7 @@ print.summary.kmaha_model <- function(x, ...) {
 #' @export
 plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
                              col = NULL, legend = TRUE, ...) {
-  which <- match.arg(which)
+  which <- match_choice(which, c("embedding", "kernel"), "which")
   if (which == "embedding") {
     plot_embedding(x$embedding, x$y, dims, col,
                    main = sprintf("%s embedding", model_label(x)),

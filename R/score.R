@@ -123,11 +123,11 @@ score_candidates.default <- function(x, y, learner = "nca", candidates = c("auto
                                      landmark_method = c("random", "kmeans++"),
                                      num_threads = NULL, ...) {
   check_dots_empty("score_candidates()", ..., hint = "Pass learner options in `learner_args`.")
-  candidates <- match.arg(candidates)
+  candidates <- match_choice(candidates, c("auto", "kernels"), "candidates")
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
                          tol, seed, landmarks, landmark_method, num_threads,
                          type = if (candidates == "auto") "auto" else "cv")
-  strategy <- match.arg(strategy)
+  strategy <- match_choice(strategy, c("fast", "exhaustive"), "strategy")
   if (!is.null(shortlist)) shortlist <- check_count(shortlist, "shortlist")
   prep <- fit_scaling(a$x, a$scale)
   xs <- apply_scaling(a$x, prep)

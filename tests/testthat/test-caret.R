@@ -51,7 +51,9 @@ test_that("default grids have the model's parameters", {
     gr <- m$grid(x, iris$Species, len = 3, search = "random")
     expect_setequal(names(gr), m$parameters$parameter)
   }
-  expect_error(kmaha_caret("svm"), "should be one of")
+  expect_error(kmaha_caret("svm"),
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\".",
+               fixed = TRUE)
 })
 
 test_that("loop: one fit per combination of the other parameters serves every k", {

@@ -295,7 +295,7 @@ test_that("bad input gives clear errors", {
   expect_error(cv_kernel(xc, yc, identity_learner, kc, learner_args = list(scale = TRUE)),
                "`learner_args` must not set 'scale'", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, strategy = "greedy"),
-               "'arg' should be one of", fixed = TRUE)
+               "`strategy` must be one of \"fast\", \"exhaustive\".", fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, lambda = 1),
                "Unknown argument(s) to cv_kernel(): 'lambda'. Pass learner options in `learner_args`.",
                fixed = TRUE)

@@ -92,6 +92,30 @@ test_that("choices of the standalone tools and reproduce_paper() give errors nam
                "`method` must be one of \"qp\", \"lp\".", fixed = TRUE)
 })
 
+test_that("kmaha(), score_candidates(), plot() and kmaha_caret() take exact choices", {
+  x <- scale(iris[, 1:4])
+  y <- iris$Species
+  # abbreviations were completed by match.arg(); now they name the argument
+  expect_error(kmaha(x, y, cv_strategy = "exh"),
+               "`cv_strategy` must be one of \"fast\", \"exhaustive\".", fixed = TRUE)
+  expect_error(kmaha(x, y, neighbors = 1),
+               "`neighbors` must be one of \"feature\", \"input\".", fixed = TRUE)
+  expect_error(kmaha(x, y, kernel = "linear", landmark_method = "kmeans"),
+               "`landmark_method` must be one of \"random\", \"kmeans++\".", fixed = TRUE)
+  expect_error(score_candidates(x, y, candidates = "kern"),
+               "`candidates` must be one of \"auto\", \"kernels\".", fixed = TRUE)
+  expect_error(score_candidates(x, y, strategy = "greedy"),
+               "`strategy` must be one of \"fast\", \"exhaustive\".", fixed = TRUE)
+  expect_error(kmaha_caret("nc"),
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\".",
+               fixed = TRUE)
+  fit <- nca(x, y)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_error(plot(fit, which = "kern"),
+               "`which` must be one of \"embedding\", \"kernel\".", fixed = TRUE)
+})
+
 test_that("coef() rejects unknown arguments, as fitted() and tidy() do", {
   fit <- dne(Species ~ ., iris, dim = 2)
   expect_error(coef(fit, matrix = TRUE), "Unknown argument(s) to coef(): 'matrix'.",
