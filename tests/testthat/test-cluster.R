@@ -404,7 +404,7 @@ lost_worker_run <- function(args) {
   old_opt <- options(progressr.enable = TRUE)
   on.exit(options(old_opt), add = TRUE)
   killed <- FALSE
-  tryCatch(withCallingHandlers(
+  err <- tryCatch(withCallingHandlers(
     do.call(reproduce_paper, args),
     progression = function(p) {
       if (!killed && identical(p$type, "update")) {
@@ -412,6 +412,20 @@ lost_worker_run <- function(args) {
         tools::pskill(pids[2], tools::SIGKILL)
       }
     }), error = function(e) e)
+  # The call has stopped, but the other worker may still be running its
+  # task and saving its cell: stop it too, and wait until it is gone, so
+  # that the checkpoint holds what it will hold when the caller counts it.
+  tools::pskill(pids, tools::SIGKILL)
+  alive <- function(pid) {  # a zombie has finished too
+    st <- tryCatch(readLines(file.path("/proc", pid, "stat"), warn = FALSE),
+                   error = function(e) character())
+    length(st) > 0L && !grepl("^[0-9]+ \\(.*\\) [ZX]", st[1])
+  }
+  for (i in seq_len(200)) {
+    if (!any(vapply(pids, alive, NA))) break
+    Sys.sleep(0.05)
+  }
+  err
 }
 
 test_that("a worker lost in reproduce_paper() is reported with how to resume", {
