@@ -127,12 +127,25 @@ test: install
 suggests: $(STAMPS)/deps
 	tools/install-suggests.sh $(SUGGESTS_LIB)
 
+# LaTeX for the PDF manual of the check (installed by make check when
+# pdflatex is missing and make runs as root).
+LATEX_PKGS := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended
+
 # The shared library is stripped of debug information, as CRAN does; without
 # the LaTeX package inconsolata (texlive-fonts-extra) the PDF manual uses
 # the default monospaced font.  The check needs every suggested package (a
 # missing one is a NOTE, and --as-cran then looks its maintainer up on CRAN,
 # which fails offline), so it runs with SUGGESTS_LIB first on R_LIBS.
 check: $(STAMPS)/deps suggests
+	@if ! command -v pdflatex >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing LaTeX for the PDF manual...  (log: $(STAMPS)/latex.log)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(LATEX_PKGS); } > $(STAMPS)/latex.log 2>&1 || \
+	      { tail -n 20 $(STAMPS)/latex.log; echo "make: installing LaTeX failed; the check's PDF manual will fail"; }; \
+	  else \
+	    echo "pdflatex is not installed (apt-get install $(LATEX_PKGS) as root): the check's PDF manual will fail"; \
+	  fi; \
+	fi
 	$(call logged,build-check,R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} R CMD build .)
 	$(if $(shell kpsewhich inconsolata.sty 2>/dev/null),,R_RD4PDF="times,hyper") \
 	  _R_SHLIB_STRIP_=true R_STRIP_SHARED_LIB="strip --strip-debug" \
