@@ -25,7 +25,16 @@ variants <- list(
   dimfull = function() set_const("nca_choice_dim", 100000L),
   screen_all_rows = function() set_const("screen_max_rows", 100000L),
   screen100 = function() set_const("screen_max_rows", 100L),
-  lmnn_dim16 = function() set_const("lmnn_choice_dim", 16L))
+  lmnn_dim16 = function() set_const("lmnn_choice_dim", 16L),
+  # the aligned (QP) combination back among auto's candidates
+  with_align = function() {
+    cs <- get("candidate_set", ns)
+    set_const("candidate_set", function(type, kernels) {
+      out <- cs(type, kernels)
+      if (type == "auto") out <- c(out, list(get("cand_align", ns)(kernels, "qp")))
+      out
+    })
+  })
 variants[[variant]]()
 paper_sets <- paper_datasets()$name
 load_any <- function(s) {
