@@ -82,24 +82,23 @@ register_parsnip_engine <- function() {
   parsnip::set_model_engine(model, mode = "classification", eng = "kmaha")
   parsnip::set_dependency(model, eng = "kmaha", pkg = "kmaha",
                           mode = "classification")
-  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "neighbors",
-                         original = "k",
-                         func = list(pkg = "dials", fun = "neighbors"),
-                         has_submodel = TRUE)
-  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "learner",
-                         original = "learner",
-                         func = list(pkg = "kmaha", fun = "metric_learner"),
-                         has_submodel = FALSE)
-  # weight_func and dist_power reach kmaha_parsnip_fit(), which accepts
-  # only what kmaha does (they are not silently dropped).
-  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "weight_func",
-                         original = "weight_func",
-                         func = list(pkg = "dials", fun = "weight_func"),
-                         has_submodel = FALSE)
-  parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = "dist_power",
-                         original = "dist_power",
-                         func = list(pkg = "dials", fun = "dist_power"),
-                         has_submodel = FALSE)
+  # The engine's arguments: parsnip's name, kmaha's, the dials function of
+  # its tuning parameter, and whether one fit serves several values
+  # (neighbors: predict() takes k).  weight_func and dist_power reach
+  # kmaha_parsnip_fit(), which accepts only what kmaha does (they are not
+  # silently dropped).
+  engine_args <- data.frame(
+    parsnip = c("neighbors", "learner", "weight_func", "dist_power"),
+    original = c("k", "learner", "weight_func", "dist_power"),
+    pkg = c("dials", "kmaha", "dials", "dials"),
+    fun = c("neighbors", "metric_learner", "weight_func", "dist_power"),
+    has_submodel = c(TRUE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
+  for (i in seq_len(nrow(engine_args))) {
+    parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = engine_args$parsnip[i],
+                           original = engine_args$original[i],
+                           func = list(pkg = engine_args$pkg[i], fun = engine_args$fun[i]),
+                           has_submodel = engine_args$has_submodel[i])
+  }
   parsnip::set_fit(model = model, eng = "kmaha", mode = "classification",
                    value = list(interface = "data.frame",
                                 protect = c("x", "y"),
