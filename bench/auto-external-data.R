@@ -80,3 +80,36 @@ strat_split <- function(y, n_train, max_test = 2000) {
   if (length(te) > max_test) te <- te[sample.int(length(te), max_test)]
   list(train = sort(tr), test = sort(te))
 }
+
+# A set of the development collection: one of the paper's nine (read from
+# KMAHA_DATA_DIR, default ../shared/data) or one of SETS above.
+load_dev_set <- function(s) {
+  info <- kmaha::paper_datasets()
+  if (s %in% info$name) {
+    d <- kmaha::kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
+    return(list(x = as.matrix(d[, -ncol(d)]), y = d$class, n_train = info$n_train[info$name == s]))
+  }
+  load_set(s)
+}
+
+# One split of a loaded set d, drawn by strat_split() after set.seed(seed);
+# columns constant on the training part dropped, the rest named v1, v2, ...
+# Returns the rows (train, test), the raw parts (xtr, xte), both
+# standardized on the training part (xs, xt) and the labels (ytr with
+# unused levels dropped, yte).
+split_standardized <- function(d, seed) {
+  set.seed(seed)
+  sp <- strat_split(d$y, d$n_train)
+  xtr <- d$x[sp$train, , drop = FALSE]
+  xte <- d$x[sp$test, , drop = FALSE]
+  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
+  xtr <- xtr[, keep, drop = FALSE]
+  xte <- xte[, keep, drop = FALSE]
+  colnames(xtr) <- colnames(xte) <- paste0("v", seq_len(ncol(xtr)))
+  xs <- scale(xtr)
+  xt <- scale(xte, attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
+  attr(xs, "scaled:center") <- attr(xs, "scaled:scale") <- NULL
+  list(train = sp$train, test = sp$test, xtr = xtr, xte = xte, xs = xs, xt = xt, ytr = droplevels(d$y[sp$train]),
+       yte = d$y[sp$test])
+}
+

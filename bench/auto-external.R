@@ -35,16 +35,8 @@ for (r in splits) for (s in sets) {
   if (file.exists(file)) next
   d <- load_set(s)
   seed <- 1000L * match(s, SETS) + r
-  set.seed(seed)
-  sp <- strat_split(d$y, d$n_train)
-  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
-  xte <- d$x[sp$test, , drop = FALSE]; yte <- d$y[sp$test]
-  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
-  xtr <- xtr[, keep, drop = FALSE]; xte <- xte[, keep, drop = FALSE]
-  xs <- scale(xtr)
-  xt <- scale(xte, attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
-  attr(xs, "scaled:center") <- attr(xs, "scaled:scale") <- NULL
-  colnames(xs) <- colnames(xt) <- paste0("v", seq_len(ncol(xs)))
+  sp <- split_standardized(d, seed)
+  xs <- sp$xs; xt <- sp$xt; ytr <- sp$ytr; yte <- sp$yte
   rows <- list()
   add <- function(method, acc, secs, kind = NA, label = NA) {
     rows[[length(rows) + 1]] <<- data.frame(set = s, split = r, seed = seed,

@@ -37,26 +37,13 @@ variants <- list(
   })
 variants[[variant]]()
 paper_sets <- paper_datasets()$name
-load_any <- function(s) {
-  if (s %in% paper_sets) {
-    d <- kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
-    info <- paper_datasets()
-    return(list(x = as.matrix(d[, -ncol(d)]), y = d$class, n_train = info$n_train[info$name == s]))
-  }
-  load_set(s)
-}
 files <- list.files("bench/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
 rows <- list()
 for (f in files) {
   rec <- readRDS(f)
-  d <- load_any(rec$set)
-  set.seed(rec$seed)
-  sp <- strat_split(d$y, d$n_train)
-  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
-  xte <- d$x[sp$test, , drop = FALSE]; yte <- d$y[sp$test]
-  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
-  xtr <- xtr[, keep, drop = FALSE]; xte <- xte[, keep, drop = FALSE]
-  colnames(xtr) <- colnames(xte) <- paste0("v", seq_len(ncol(xtr)))
+  d <- load_dev_set(rec$set)
+  sp <- split_standardized(d, rec$seed)
+  xtr <- sp$xtr; xte <- sp$xte; ytr <- sp$ytr; yte <- sp$yte
   t0 <- proc.time()
   fit <- suppressWarnings(kmaha(xtr, ytr, learner = learner, seed = rec$seed, cv_folds = folds))
   t <- proc.time() - t0

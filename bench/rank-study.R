@@ -31,30 +31,15 @@ if (identical(Sys.getenv("KMAHA_RANK_PASS"), "2")) {
   out_dir <- "bench/results/rank-study-cache2"
   dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 }
-load_any <- function(s) {
-  if (s %in% paper_sets) {
-    d <- kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
-    info <- paper_datasets()
-    return(list(x = as.matrix(d[, -ncol(d)]), y = d$class, n_train = info$n_train[info$name == s]))
-  }
-  load_set(s)
-}
 ctx <- kmaha:::kmaha_context(1L)
 quiet <- function(expr) tryCatch(suppressWarnings(expr), error = function(e) NULL)
 for (f in files) {
   rec <- readRDS(f)
   out_file <- file.path(out_dir, basename(f))
   if (file.exists(out_file)) next
-  d <- load_any(rec$set)
-  set.seed(rec$seed)
-  sp <- strat_split(d$y, d$n_train)
-  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
-  xte <- d$x[sp$test, , drop = FALSE]; yte <- d$y[sp$test]
-  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
-  xtr <- xtr[, keep, drop = FALSE]; xte <- xte[, keep, drop = FALSE]
-  xs <- scale(xtr)
-  xt <- scale(xte, attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
-  attr(xs, "scaled:center") <- attr(xs, "scaled:scale") <- NULL
+  d <- load_dev_set(rec$set)
+  sp <- split_standardized(d, rec$seed)
+  xs <- sp$xs; xt <- sp$xt; ytr <- sp$ytr; yte <- sp$yte
   res <- list()
   t0 <- proc.time()[[3]]
   for (lr in learners) {

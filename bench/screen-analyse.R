@@ -123,16 +123,9 @@ paper_sets <- paper_datasets()$name
 all_sets <- c(paper_sets, SETS)
 align_scores <- function(rec) {
   s <- rec$set
-  d <- if (s %in% paper_sets) {
-    dd <- kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
-    info <- paper_datasets()
-    list(x = as.matrix(dd[, -ncol(dd)]), y = dd$class, n_train = info$n_train[info$name == s])
-  } else load_set(s)
-  set.seed(rec$seed)
-  sp <- strat_split(d$y, d$n_train)
-  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
-  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
-  xs <- scale(xtr[, keep, drop = FALSE])
+  sp <- split_standardized(load_dev_set(s), rec$seed)
+  xs <- sp$xs
+  ytr <- sp$ytr
   p <- nlevels(ytr)
   Y <- ifelse(outer(ytr, ytr, "=="), 1, -1 / (p - 1))
   n <- nrow(xs)

@@ -31,14 +31,6 @@ ks <- paper_kernels()
 sig <- vapply(ks, function(k) k$sigma, 0)
 QS <- c(4, 8, 16, 32, 64)
 
-load_any <- function(s) {
-  if (s %in% paper_sets) {
-    d <- kmaha_data(s, path = Sys.getenv("KMAHA_DATA_DIR", "../shared/data"))
-    info <- paper_datasets()
-    return(list(x = as.matrix(d[, -ncol(d)]), y = d$class, n_train = info$n_train[info$name == s]))
-  }
-  load_set(s)
-}
 acc1 <- function(ztr, ytr, zte, yte) {
   as.character(knn_classify(ztr, ytr, zte, k = 1)$class) == as.character(yte)
 }
@@ -78,18 +70,10 @@ screen_fold <- function(kern, xs, y, tr, te, Kfull = NULL) {
 for (rep in splits) for (s in sets) {
   file <- sprintf("%s/%s_%02d.rds", cache_dir, s, rep)
   if (file.exists(file)) next
-  d <- load_any(s)
+  d <- load_dev_set(s)
   seed <- 7000L + 37L * match(s, sets) + rep
-  set.seed(seed)
-  sp <- strat_split(d$y, d$n_train)
-  xtr <- d$x[sp$train, , drop = FALSE]; ytr <- droplevels(d$y[sp$train])
-  xte <- d$x[sp$test, , drop = FALSE]; yte <- d$y[sp$test]
-  keep <- apply(xtr, 2, function(v) length(unique(v)) > 1)
-  xtr <- xtr[, keep, drop = FALSE]; xte <- xte[, keep, drop = FALSE]
-  xs <- scale(xtr)
-  xt <- scale(xte, attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
-  attr(xs, "scaled:center") <- attr(xs, "scaled:scale") <- NULL
-  colnames(xs) <- colnames(xt) <- paste0("v", seq_len(ncol(xs)))
+  sp <- split_standardized(d, seed)
+  xs <- sp$xs; xt <- sp$xt; ytr <- sp$ytr; yte <- sp$yte
   t0 <- proc.time()[[3]]
   gold <- list()
   for (lr in c("nca", "dne")) {
