@@ -93,15 +93,9 @@ test_that("no kernel where none helps; a kernel on the concentric rings", {
   expect_s3_class(lin, "kmaha_linear")
   # the paper's thin rings (radius 1 and 1.05): Euclidean 1-NN and every
   # linear metric confuse them
-  ring <- function(n_per, seed) {
-    set.seed(seed)
-    t1 <- runif(n_per, 0, 2 * pi)
-    t2 <- runif(n_per, 0, 2 * pi)
-    list(x = rbind(cbind(cos(t1), sin(t1)), 1.05 * cbind(cos(t2), sin(t2))),
-         y = factor(rep(c("inner", "outer"), each = n_per)))
-  }
-  tr <- ring(100, 1)
-  te <- ring(200, 2)
+  # the thin rings of make_rings() (helper-model.R)
+  tr <- make_rings(100, 1)
+  te <- make_rings(200, 2)
   fit <- kmaha(tr$x, tr$y, learner = "dne", seed = 1)
   kind <- fit$kernel_choice$cv$curve$kind[fit$kernel_choice$cv$best]
   expect_true(kind %in% c("kernel", "align", "unweighted"))

@@ -1,16 +1,5 @@
 # The KPCA trick: kmaha() with built-in and user-supplied learners.
 
-# The paper's synthetic example: two thin concentric rings whose radial gap
-# (0.05) is smaller than the typical spacing of points along a ring
-# (2 pi / 100 ~ 0.063), so Euclidean kNN confuses them and no linear metric
-# helps, while x -> (x.y)^2 makes the radius a linear feature.
-make_rings <- function(n_per, seed) {
-  set.seed(seed)
-  t1 <- runif(n_per, 0, 2 * pi)
-  t2 <- runif(n_per, 0, 2 * pi)
-  x <- rbind(cbind(cos(t1), sin(t1)), 1.05 * cbind(cos(t2), sin(t2)))
-  list(x = x, y = factor(rep(c("inner", "outer"), each = n_per)))
-}
 rings_tr <- make_rings(100, 1)
 rings_te <- make_rings(200, 2)
 ring_acc <- function(fit) mean(predict(fit, rings_te$x) == rings_te$y)

@@ -93,15 +93,9 @@ test_that("the screen passes the shortlist to the learner and keeps its scores",
 })
 
 test_that("the screen separates two thin rings as the learner does", {
-  ring <- function(n_per, seed) {
-    set.seed(seed)
-    t1 <- runif(n_per, 0, 2 * pi)
-    t2 <- runif(n_per, 0, 2 * pi)
-    list(x = rbind(cbind(cos(t1), sin(t1)), 1.05 * cbind(cos(t2), sin(t2))),
-         y = factor(rep(c("inner", "outer"), each = n_per)))
-  }
-  tr <- ring(100, 1)
-  te <- ring(200, 2)
+  # the thin rings of make_rings() (helper-model.R)
+  tr <- make_rings(100, 1)
+  te <- make_rings(200, 2)
   for (lr in c("dne", "nca")) {
     fit <- kmaha(tr$x, tr$y, learner = lr, seed = 1)
     cv <- fit$kernel_choice$cv
