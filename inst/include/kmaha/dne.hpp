@@ -34,10 +34,12 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 #include "neighbors.hpp"
 #include "span.hpp"
+#include "symeig.hpp"
 
 namespace kmaha {
 
@@ -239,12 +241,12 @@ inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
                                   const char* who, double rho,
                                   arma::vec& eigval, arma::uword& n_negative,
                                   arma::uword& dim_out) {
-  arma::mat V;
-  if (!arma::eig_sym(eigval, V, S))
-    throw error(error_kind::numerical, std::string(who) + ": the eigen-decomposition failed");
+  const sym_eigen se(S, who);
+  eigval = se.values();
   n_negative = count_negative(eigval);
   dim_out = dim > 0 ? dim : automatic_dim(eigval, rho);
-  arma::mat Vd = V.cols(0, dim_out - 1);
+  if (dim_out > eigval.n_elem) throw error(std::string(who) + ": dim exceeds the number of features");
+  arma::mat Vd = se.vectors(0, dim_out);
   fix_signs(Vd);
   return Vd;
 }
@@ -321,12 +323,12 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
   const arma::uword rk = B.n_cols;
   r.span_rank = rk;
   arma::vec ev_s;
-  arma::mat V;
+  std::unique_ptr<sym_eigen> se;
   if (rk > 0) {
     arma::mat Ss = detail::scatter_of_columns(Z.t(), g, ctx);
     if (lambda > 0.0) Ss.diag() += lambda;
-    if (!arma::eig_sym(ev_s, V, Ss))
-      throw error(error_kind::numerical, "dne: the eigen-decomposition failed");
+    se.reset(new sym_eigen(Ss, "dne"));
+    ev_s = se->values();
   }
   // All D eigenvalues: the r of the span merged (ascending) with D - r
   // copies of lambda from the complement; a span eigenvalue below lambda
@@ -345,13 +347,13 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
   const arma::uword from_comp = std::min(r.dim - from_span_low, p - rk);
   const arma::uword from_span_high = r.dim - from_span_low - from_comp;
   arma::mat Vd(p, r.dim);
-  if (from_span_low > 0) Vd.cols(0, from_span_low - 1) = B * V.cols(0, from_span_low - 1);
+  if (from_span_low > 0) Vd.cols(0, from_span_low - 1) = B * se->vectors(0, from_span_low);
   if (from_comp > 0)
     Vd.cols(from_span_low, from_span_low + from_comp - 1) =
         detail::complement_basis(B, from_comp);
   if (from_span_high > 0)
     Vd.cols(from_span_low + from_comp, r.dim - 1) =
-        B * V.cols(ns, ns + from_span_high - 1);
+        B * se->vectors(ns, from_span_high);
   detail::fix_signs(Vd);
   r.A = Vd.t();
   return r;

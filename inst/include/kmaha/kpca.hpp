@@ -45,19 +45,8 @@
 #include "common.hpp"
 #include "gram.hpp"
 #include "parallel.hpp"
+#include "symeig.hpp"
 
-// LAPACK's dstevr: eigenpairs of a symmetric tridiagonal matrix by the MRRR
-// algorithm (Fortran; the hidden string-length arguments come last).
-extern "C" void dstevr_(const char* jobz, const char* range,
-                        const arma::blas_int* n, double* d, double* e,
-                        const double* vl, const double* vu,
-                        const arma::blas_int* il, const arma::blas_int* iu,
-                        const double* abstol, arma::blas_int* m, double* w,
-                        double* z, const arma::blas_int* ldz,
-                        arma::blas_int* isuppz, double* work,
-                        const arma::blas_int* lwork, arma::blas_int* iwork,
-                        const arma::blas_int* liwork, arma::blas_int* info,
-                        arma::blas_len jobz_len, arma::blas_len range_len);
 
 namespace kmaha {
 
@@ -182,38 +171,6 @@ inline void set_components(kpca_result& r, const arma::vec& lambda,
   r.coords = V.each_row() % sq;
   V.each_row() /= sq;
   r.projection = std::move(V);
-}
-
-// Eigenpairs of the symmetric tridiagonal matrix (diagonal d, off-diagonal
-// e; both overwritten): all of them (il == 0) or those with ascending
-// indices il..iu (1-based).  Eigenvalues ascending.
-inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
-                              arma::blas_int il, arma::blas_int iu,
-                              Eigen::VectorXd& w, Eigen::MatrixXd& Z) {
-  const arma::blas_int n = static_cast<arma::blas_int>(d.size());
-  const char jobz = 'V';
-  const char range = il == 0 ? 'A' : 'I';
-  const arma::blas_int m_max = il == 0 ? n : iu - il + 1;
-  const double vl = 0.0, vu = 0.0, abstol = 0.0;
-  arma::blas_int m = 0, info = 0, lwork = -1, liwork = -1, iwork_q = 0;
-  double work_q = 0.0;
-  w.resize(n);
-  Z.resize(n, m_max);
-  std::vector<arma::blas_int> isuppz(2 * static_cast<std::size_t>(m_max));
-  dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
-          &m, w.data(), Z.data(), &n, isuppz.data(), &work_q, &lwork, &iwork_q,
-          &liwork, &info, 1, 1);
-  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
-  lwork = static_cast<arma::blas_int>(work_q);
-  liwork = iwork_q;
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  std::vector<arma::blas_int> iwork(static_cast<std::size_t>(liwork));
-  dstevr_(&jobz, &range, &n, d.data(), e.data(), &vl, &vu, &il, &iu, &abstol,
-          &m, w.data(), Z.data(), &n, isuppz.data(), work.data(), &lwork,
-          iwork.data(), &liwork, &info, 1, 1);
-  if (info != 0) throw error(error_kind::numerical, "kpca: the tridiagonal eigensolver failed");
-  w.conservativeResize(m);
-  Z.conservativeResize(Eigen::NoChange, m);
 }
 
 // Full symmetric eigensolver in three steps:

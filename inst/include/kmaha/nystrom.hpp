@@ -88,17 +88,14 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
   // 1. The landmark Gram matrix and its inverse square root T (m x q).
   const arma::mat W = gram_sum(ks, w, Z, nullptr, ctx);
   if (!W.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
-  arma::vec s;
-  arma::mat U;
-  if (!arma::eig_sym(s, U, W))
-    throw error(error_kind::numerical,
-                "nystrom: the eigen-decomposition of the landmark Gram matrix failed");
+  const sym_eigen se(W, "nystrom");
+  const arma::vec& s = se.values();
   const double smax = s.n_elem ? s.max() : 0.0;
   if (!(smax > 0.0)) detail::zero_gram_error();
   const arma::uvec keep = arma::find(s > tol * smax);
   nystrom_result r;
   r.landmark_rank = keep.n_elem;
-  arma::mat T = U.cols(keep);
+  arma::mat T = se.vectors(keep);
   T.each_row() /= arma::sqrt(s.elem(keep)).t();
   check_interrupt(ctx.interrupt);
 

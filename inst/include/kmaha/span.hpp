@@ -16,6 +16,7 @@
 #include <vector>
 #include "common.hpp"
 #include "gemm.hpp"
+#include "symeig.hpp"
 
 namespace kmaha {
 
@@ -26,14 +27,12 @@ namespace detail {
 inline void centred_gram_eigen(const arma::mat& Gc, arma::mat& U, arma::vec& s,
                                const char* who, double rtol = 1e-10) {
   arma::mat G = 0.5 * (Gc + Gc.t());
-  arma::vec ev;
-  arma::mat V;
-  if (!arma::eig_sym(ev, V, G))
-    throw error(std::string(who) + ": the eigen-decomposition failed");
+  const sym_eigen se(G, who);
+  const arma::vec& ev = se.values();
   const double top = ev.n_elem ? ev.max() : 0.0;
   const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > rtol * top))
                                     : arma::uvec();
-  U = V.cols(keep);
+  U = se.vectors(keep);
   s = ev.elem(keep);
 }
 }  // namespace detail
