@@ -406,7 +406,7 @@ score_task <- function(t, job, progress) {
     ytr <- droplevels(job$y[tr])
     xtr <- job$x[tr, , drop = FALSE]
     f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx)
-    spec <- candidate_spec(job$spec, cand, chosen = TRUE, p = ncol(job$x))
+    spec <- scoring_spec(candidate_spec(job$spec, cand, chosen = TRUE, p = ncol(job$x)))
     # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
     # expected here: no warning per fold; the fit is flagged, and the choice
     # leaves the candidate out (its nearest neighbours are decided by ties,

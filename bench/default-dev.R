@@ -26,6 +26,10 @@ variants <- list(
   screen_all_rows = function() set_const("screen_max_rows", 100000L),
   screen100 = function() set_const("screen_max_rows", 100L),
   lmnn_dim16 = function() set_const("lmnn_choice_dim", 16L),
+  # the learner's fold fits stop at a looser relative tolerance
+  tol1e5 = function() set_const("score_tol", NULL),
+  tol1e4 = function() set_const("score_tol", 1e-4),
+  tol1e3 = function() set_const("score_tol", 1e-3),
   # the aligned (QP) combination back among auto's candidates
   with_align = function() {
     cs <- get("candidate_set", ns)

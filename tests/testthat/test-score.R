@@ -69,6 +69,35 @@ test_that("a fold's score is predict() of the candidate fitted on the fold", {
   expect_identical(as.character(nn) == as.character(d$y[te]), sc$correct[te, j])
 })
 
+test_that("folds score NCA and LMNN at the scoring tolerance, unless the user sets tol", {
+  d <- sc_data()
+  xs <- scale(d$x)
+  fold_correct <- function(tol_fit, learner_args = list()) {
+    sc <- score_candidates(d$x, d$y, learner = "nca", candidates = "auto", kernels = sc_kernels(),
+                           seed = 5, learner_args = learner_args)
+    j <- which(sc$curve$kind == "linear")
+    te <- sc$folds == 3
+    fit <- kmaha(xs[!te, ], droplevels(d$y[!te]), learner = "nca", kernel = "linear",
+                 scale = FALSE, learner_args = list(tol = tol_fit))
+    list(fold = sc$correct[te, j],
+         refit = as.character(predict(fit, xs[te, ])) == as.character(d$y[te]),
+         map = fit$L)
+  }
+  a <- fold_correct(1e-3)
+  expect_identical(a$fold, a$refit)
+  b <- fold_correct(1e-9, list(tol = 1e-9))
+  expect_identical(b$fold, b$refit)
+  # the tolerance is the scoring's own: the chosen candidate's fit keeps the
+  # learner's, and the two tolerances give different maps here
+  expect_false(isTRUE(all.equal(a$map, b$map)))
+  spec <- kmaha:::learner_spec("lmnn", list())
+  expect_identical(kmaha:::scoring_spec(spec)$opts$tol, 1e-3)
+  expect_identical(kmaha:::scoring_spec(kmaha:::learner_spec("lmnn", list(tol = 1e-7)))$opts$tol,
+                   1e-7)
+  expect_identical(kmaha:::scoring_spec(kmaha:::learner_spec("dne", list())),
+                   kmaha:::learner_spec("dne", list()))
+})
+
 test_that("the screen passes the shortlist to the learner and keeps its scores", {
   d <- sc_data()
   ks <- paper_kernels()
