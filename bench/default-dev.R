@@ -25,6 +25,7 @@ variants <- list(
   dimfull = function() set_const("nca_choice_dim", 100000L),
   screen_all_rows = function() set_const("screen_max_rows", 100000L),
   screen100 = function() set_const("screen_max_rows", 100L),
+  screen_q16 = function() set_const("screen_components", 16L),
   lmnn_dim16 = function() set_const("lmnn_choice_dim", 16L),
   # the learner's fold fits stop at a looser relative tolerance
   tol1e5 = function() set_const("score_tol", NULL),

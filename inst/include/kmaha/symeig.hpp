@@ -10,7 +10,7 @@
 // On the reference BLAS this is 2-5 times faster than LAPACK's dsyevd
 // (arma::eig_sym) or dsyevr (R's eigen()) at n = 100-300, because Eigen's
 // kernels are vectorized and no work is spent on eigenvectors that are not
-// used (bench/dne-eigen.R).  Eigenvalues ascending.
+// used (bench/symeig.R, bench/results/symeig.txt).  Eigenvalues ascending.
 #ifndef KMAHA_SYMEIG_HPP
 #define KMAHA_SYMEIG_HPP
 
