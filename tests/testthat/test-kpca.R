@@ -158,6 +158,11 @@ test_that("the truncated solver equals the full one on the top components", {
   # full with a rank computes only the top eigenpairs: same numbers
   kr <- kpca(x, rbf_kernel(0.8), rank = 8, method = "full")
   expect_equal(kr$coords, kf$coords[, 1:8], tolerance = 1e-7)
+  # ... by the subset solver below n / 8 components, from all eigenpairs of
+  # the tridiagonal factor above: both give the full solve's numbers
+  kr40 <- kpca(x, rbf_kernel(0.8), rank = 40, method = "full")
+  expect_equal(kr40$eigenvalues, kf$eigenvalues[1:40], tolerance = 1e-10)
+  expect_equal(kr40$coords, kf$coords[, 1:40], tolerance = 1e-7)
   # "auto" picks the truncated solver only for rank < n / 10 with n >= 200
   # (or rank < n / 5 with n >= 500)
   expect_identical(kpca(x, rbf_kernel(0.8), rank = 8)$method, "truncated")
