@@ -19,10 +19,10 @@
 // Eigenvalues here are those of Kc itself (not Kc / n).
 //
 // Two eigensolvers:
-//  * full: Householder tridiagonalization of a centred copy of K (Eigen),
-//    the MRRR tridiagonal eigensolver of LAPACK (dstevr), and back-
-//    transformation of the kept eigenvectors only (Eigen); every
-//    eigenpair, or only the top `rank` when a rank is given;
+//  * full: the dense symmetric eigensolver of symeig.hpp on a centred copy
+//    of K (Householder tridiagonalization, LAPACK's dstevr, back-
+//    transformation of the kept eigenvectors only); every eigenpair, or
+//    only the top `rank` when a rank is given;
 //  * truncated: the top `rank` eigenpairs by the implicitly restarted
 //    Lanczos method of Spectra.  Kc is never formed: each product Kc v is
 //    K v followed by rank-one corrections, with K read in place through an
@@ -173,14 +173,9 @@ inline void set_components(kpca_result& r, const arma::vec& lambda,
   r.projection = std::move(V);
 }
 
-// Full symmetric eigensolver in three steps:
-//  1. Householder tridiagonalization Kc = Q T Q' (Eigen, vectorized);
-//  2. eigenpairs of T by LAPACK's MRRR solver (O(n^2));
-//  3. the kept eigenvectors only, back-transformed as Q z with Eigen's
-//     blocked Householder products.
-// Eigen's vectorized kernels make this several times faster than LAPACK's
-// dsyevr (the solver behind eigen()) on the reference BLAS, and no work is
-// spent on eigenvectors that are dropped.
+// The full solver: the lower triangle of the centred Gram matrix handed to
+// the dense symmetric eigensolver (symeig.hpp), the top `rank` eigenpairs
+// (every one when rank = 0), the kept eigenvectors only back-transformed.
 inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
                       double zero_cut, kpca_result& r,
                       const interrupt_fn& interrupt) {
@@ -194,43 +189,14 @@ inline void kpca_full(const arma::mat& K, double tol, arma::uword rank,
     double* aj = A.data() + j * n;
     for (arma::uword i = j; i < n; ++i) aj[i] = kj[i] - r.col_means[i] + cj;
   }
-  check_interrupt(interrupt);
-  Eigen::VectorXd hcoeffs(en - 1);
-  Eigen::internal::tridiagonalization_inplace(A, hcoeffs);
-  check_interrupt(interrupt);
-  Eigen::VectorXd d = A.diagonal();
-  Eigen::VectorXd e(en);
-  e.head(en - 1) = A.template diagonal<-1>();
-  e[en - 1] = 0.0;
-  Eigen::VectorXd w;
-  Eigen::MatrixXd Z;
-  // The top `rank` eigenpairs of the tridiagonal factor: dstevr's subset
-  // solver (bisection and inverse iteration) costs in proportion to the
-  // rank, its all-eigenpairs solver (MRRR) does not; the subset is the
-  // faster below an eighth of n (bench/symeig.R: at n = 120, 200, 400 the
-  // two break even near rank 16, 24, 48).
-  const arma::blas_int bn = static_cast<arma::blas_int>(n);
-  if (rank > 0 && 8 * rank < n)
-    tridiagonal_eigen(d, e, bn - static_cast<arma::blas_int>(rank) + 1, bn, w, Z);
-  else
-    tridiagonal_eigen(d, e, 0, 0, w, Z);
-  check_interrupt(interrupt);
-  const arma::uword m = static_cast<arma::uword>(w.size());
-  arma::vec lambda(m);
-  for (arma::uword i = 0; i < m; ++i) lambda[i] = w[m - 1 - i];  // descending
+  const sym_eigen se(std::move(A), "kpca", rank < n ? rank : 0, interrupt);
+  const arma::vec& w = se.values();  // ascending
+  const arma::uword m = w.n_elem;
+  const arma::vec lambda = arma::flipud(w);  // descending
   if (m == 0 || !(lambda[0] > zero_cut)) zero_centred_error();
   const arma::uword r_keep = n_keep(lambda, tol, rank);
-  Eigen::MatrixXd Zk = Z.rightCols(r_keep).rowwise().reverse();
-  Z.resize(0, 0);
-  {
-    Eigen::HouseholderSequence<Eigen::MatrixXd, Eigen::VectorXd> Q(A, hcoeffs);
-    Q.setLength(en - 1).setShift(1);
-    Q.applyThisOnTheLeft(Zk);
-  }
-  A.resize(0, 0);
+  arma::mat V = arma::fliplr(se.vectors(m - r_keep, r_keep));
   check_interrupt(interrupt);
-  arma::mat V(Zk.data(), n, r_keep);
-  Zk.resize(0, 0);
   set_components(r, lambda, std::move(V), r_keep);
   r.method = "full";
 }

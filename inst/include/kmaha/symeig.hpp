@@ -1,6 +1,6 @@
 // kmaha core: the eigen-decomposition of a dense symmetric matrix, the one
-// solver behind KPCA (kpca.hpp), DNE (dne.hpp), the span of centred rows
-// (span.hpp) and the Nystrom landmarks (nystrom.hpp).
+// solver behind exact KPCA (kpca.hpp), DNE (dne.hpp), the span of centred
+// rows (span.hpp) and the Nystrom landmarks (nystrom.hpp).
 //
 // Three steps:
 //  1. Householder tridiagonalization S = Q T Q' (Eigen, vectorized);
@@ -14,7 +14,9 @@
 #ifndef KMAHA_SYMEIG_HPP
 #define KMAHA_SYMEIG_HPP
 
+#include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 #include <Eigen/Core>
 #include <Eigen/Householder>
@@ -76,19 +78,21 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
 }  // namespace detail
 
 // The eigen-decomposition of a symmetric matrix S (n x n; its lower
-// triangle is read): every eigenvalue, ascending, at construction; the
-// eigenvectors of any range of them on demand (vectors()), each computed
-// once from the tridiagonal factor.  A non-finite S is an error naming
-// `who`.
+// triangle is read): the eigenvalues, ascending, at construction; the
+// eigenvectors of any of them on demand (vectors()), back-transformed from
+// the tridiagonal factor.  With top = 0 every eigenpair; with top > 0 only
+// the `top` largest (values() then holds those, ascending), by dstevr's
+// subset solver (bisection and inverse iteration, whose cost grows with
+// the count) below an eighth of n, else from all eigenpairs (MRRR, whose
+// cost does not): bench/symeig.R, where the two break even near 16, 24 and
+// 48 eigenpairs at n = 120, 200 and 400.  A non-finite S is an error naming
+// `who`; `interrupt` is polled between the steps.
 class sym_eigen {
  public:
-  sym_eigen(const arma::mat& S, const char* who) : n_(S.n_rows), who_(who) {
+  sym_eigen(const arma::mat& S, const char* who, arma::uword top = 0,
+            const interrupt_fn& interrupt = interrupt_fn())
+      : n_(S.n_rows), who_(who) {
     if (S.n_cols != n_) throw error(std::string(who) + ": the matrix is not square");
-    if (!S.is_finite())
-      throw error(error_kind::numerical,
-                  std::string(who) + ": the eigen-decomposition failed (non-finite entries)");
-    values_.set_size(n_);
-    if (n_ == 0) return;
     const Eigen::Index en = static_cast<Eigen::Index>(n_);
     A_.resize(en, en);
     for (arma::uword j = 0; j < n_; ++j) {
@@ -96,44 +100,40 @@ class sym_eigen {
       double* aj = A_.data() + j * n_;
       for (arma::uword i = j; i < n_; ++i) aj[i] = sj[i];
     }
-    if (n_ == 1) {
-      values_[0] = S(0, 0);
-      Z_ = Eigen::MatrixXd::Ones(1, 1);
-      return;
-    }
-    h_.resize(en - 1);
-    Eigen::internal::tridiagonalization_inplace(A_, h_);
-    Eigen::VectorXd d = A_.diagonal();
-    Eigen::VectorXd e(en);
-    e.head(en - 1) = A_.template diagonal<-1>();
-    e[en - 1] = 0.0;
-    Eigen::VectorXd w;
-    detail::tridiagonal_eigen(d, e, 0, 0, w, Z_, who);
-    if (static_cast<arma::uword>(w.size()) != n_)
-      throw error(error_kind::numerical,
-                  std::string(who) + ": the eigen-decomposition failed");
-    for (arma::uword i = 0; i < n_; ++i) values_[i] = w[static_cast<Eigen::Index>(i)];
+    solve(top, interrupt);
   }
 
-  // All eigenvalues, ascending.
+  // From a matrix whose lower triangle holds S (the upper one is not read),
+  // taken over without a copy.
+  sym_eigen(Eigen::MatrixXd&& lower, const char* who, arma::uword top = 0,
+            const interrupt_fn& interrupt = interrupt_fn())
+      : n_(static_cast<arma::uword>(lower.rows())), who_(who), A_(std::move(lower)) {
+    if (static_cast<arma::uword>(A_.cols()) != n_)
+      throw error(std::string(who) + ": the matrix is not square");
+    solve(top, interrupt);
+  }
+
+  // The eigenvalues, ascending (all of them, or the `top` largest).
   const arma::vec& values() const { return values_; }
 
   // The unit eigenvectors of the eigenvalues lo, ..., lo + count - 1 (in
   // the order of values()), as the columns of an n x count matrix.
   arma::mat vectors(arma::uword lo, arma::uword count) const {
-    if (lo + count > n_) throw error(std::string(who_) + ": eigenvector index out of range");
+    if (lo + count > values_.n_elem)
+      throw error(std::string(who_) + ": eigenvector index out of range");
     if (count == 0) return arma::mat(n_, 0);
     return vectors(arma::regspace<arma::uvec>(lo, lo + count - 1));
   }
 
-  // The eigenvectors of the eigenvalues with indices `idx` (ascending
-  // order of values()), as columns.
+  // The eigenvectors of the eigenvalues with indices `idx` (in the order
+  // of values()), as columns.
   arma::mat vectors(const arma::uvec& idx) const {
     arma::mat V(n_, idx.n_elem);
     if (idx.n_elem == 0) return V;
     Eigen::MatrixXd Zk(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(idx.n_elem));
     for (arma::uword c = 0; c < idx.n_elem; ++c) {
-      if (idx[c] >= n_) throw error(std::string(who_) + ": eigenvector index out of range");
+      if (idx[c] >= values_.n_elem)
+        throw error(std::string(who_) + ": eigenvector index out of range");
       Zk.col(static_cast<Eigen::Index>(c)) = Z_.col(static_cast<Eigen::Index>(idx[c]));
     }
     if (n_ > 1) {
@@ -146,12 +146,53 @@ class sym_eigen {
   }
 
  private:
+  // Tridiagonalization of A_ in place, then the eigenpairs of the factor.
+  void solve(arma::uword top, const interrupt_fn& interrupt) {
+    for (arma::uword j = 0; j < n_; ++j)
+      for (arma::uword i = j; i < n_; ++i)
+        if (!std::isfinite(A_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))))
+          throw error(error_kind::numerical,
+                      std::string(who_) + ": the eigen-decomposition failed (non-finite entries)");
+    if (top > n_) top = n_;
+    if (n_ == 0) return;
+    if (n_ == 1) {
+      values_ = arma::vec{A_(0, 0)};
+      Z_ = Eigen::MatrixXd::Ones(1, 1);
+      return;
+    }
+    const Eigen::Index en = static_cast<Eigen::Index>(n_);
+    check_interrupt(interrupt);
+    h_.resize(en - 1);
+    Eigen::internal::tridiagonalization_inplace(A_, h_);
+    check_interrupt(interrupt);
+    Eigen::VectorXd d = A_.diagonal();
+    Eigen::VectorXd e(en);
+    e.head(en - 1) = A_.template diagonal<-1>();
+    e[en - 1] = 0.0;
+    Eigen::VectorXd w;
+    const arma::blas_int bn = static_cast<arma::blas_int>(n_);
+    const bool subset = top > 0 && 8 * top < n_;
+    if (subset)
+      detail::tridiagonal_eigen(d, e, bn - static_cast<arma::blas_int>(top) + 1, bn, w, Z_, who_);
+    else
+      detail::tridiagonal_eigen(d, e, 0, 0, w, Z_, who_);
+    const Eigen::Index want = static_cast<Eigen::Index>(top > 0 ? top : n_);
+    if (w.size() < want)
+      throw error(error_kind::numerical, std::string(who_) + ": the eigen-decomposition failed");
+    // keep the `want` largest (the last columns: dstevr sorts ascending)
+    const Eigen::Index from = w.size() - want;
+    values_.set_size(static_cast<arma::uword>(want));
+    for (Eigen::Index i = 0; i < want; ++i) values_[static_cast<arma::uword>(i)] = w[from + i];
+    if (from > 0) Z_ = Z_.rightCols(want).eval();
+    check_interrupt(interrupt);
+  }
+
   arma::uword n_;
   const char* who_;
-  arma::vec values_;
-  Eigen::MatrixXd A_;  // the Householder vectors below the subdiagonal
+  Eigen::MatrixXd A_;  // S's lower triangle, then the Householder vectors
   Eigen::VectorXd h_;  // their coefficients
-  Eigen::MatrixXd Z_;  // eigenvectors of the tridiagonal factor
+  arma::vec values_;
+  Eigen::MatrixXd Z_;  // eigenvectors of the tridiagonal factor (kept ones)
 };
 
 }  // namespace kmaha
