@@ -5,8 +5,8 @@ cpp_alignment_products <- function(kernels, x, y, p, ctx) {
     .Call(`_kmaha_cpp_alignment_products`, kernels, x, y, p, ctx)
 }
 
-cpp_dne_fit <- function(x, same, other, dim, lambda, principal, ctx) {
-    .Call(`_kmaha_cpp_dne_fit`, x, same, other, dim, lambda, principal, ctx)
+cpp_dne_fit <- function(x, same, other, dim, lambda, principal, y, k, score, ctx) {
+    .Call(`_kmaha_cpp_dne_fit`, x, same, other, dim, lambda, principal, y, k, score, ctx)
 }
 
 cpp_kdne_fit <- function(K, same, other, dim, eps, ctx) {
@@ -45,16 +45,16 @@ cpp_threads_seen <- function(reset) {
     .Call(`_kmaha_cpp_threads_seen`, reset)
 }
 
-cpp_kpca_gram <- function(K, x, rank, tol, method, ctx) {
-    .Call(`_kmaha_cpp_kpca_gram`, K, x, rank, tol, method, ctx)
+cpp_kpca_gram <- function(K, x, rank, tol, method, Kx, ctx) {
+    .Call(`_kmaha_cpp_kpca_gram`, K, x, rank, tol, method, Kx, ctx)
 }
 
-cpp_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
-    .Call(`_kmaha_cpp_kpca_kernel`, kernel, x, rank, tol, method, ctx)
+cpp_kpca_kernel <- function(kernel, x, rank, tol, method, newdata, ctx) {
+    .Call(`_kmaha_cpp_kpca_kernel`, kernel, x, rank, tol, method, newdata, ctx)
 }
 
-cpp_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
-    .Call(`_kmaha_cpp_kpca_nystrom`, kernel, x, landmarks, rank, tol, method, ctx)
+cpp_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, newdata, ctx) {
+    .Call(`_kmaha_cpp_kpca_nystrom`, kernel, x, landmarks, rank, tol, method, newdata, ctx)
 }
 
 cpp_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
@@ -65,8 +65,8 @@ cpp_gram_degeneracy <- function(K, x, ctx) {
     .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
-cpp_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx) {
-    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx)
+cpp_lmnn_fit <- function(x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx) {
+    .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx)
 }
 
 cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps, reg, ctx) {
@@ -77,8 +77,8 @@ cpp_nca_objective <- function(x, y, A, lambda, reg, block, min_parallel_flops, c
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, block, min_parallel_flops, ctx)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, ctx) {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, ctx)
+cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx)
 }
 
 cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {

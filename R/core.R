@@ -81,8 +81,13 @@ core_dne_neighbors <- function(z, y, k, gram, ctx) {
   core_run(cpp_dne_neighbors(z, y, k, gram, ctx))
 }
 
-core_dne_fit <- function(x, same, other, dim, lambda, ctx, principal = FALSE) {
-  core_run(cpp_dne_fit(x, same, other, dim, lambda, principal, ctx))
+# same, other NULL: the core finds them (the k nearest same- and
+# other-class rows of x by class codes y) and returns them; score: NULL or
+# list(x = held-out coordinates, k, classes), whose votes in the learned
+# metric come back as `score` (a fold's fit, then score, in one call).
+core_dne_fit <- function(x, same, other, dim, lambda, ctx, principal = FALSE, y = NULL,
+                         k = 0L, score = NULL) {
+  core_run(cpp_dne_fit(x, same, other, dim, lambda, principal, y, k, score, ctx))
 }
 
 core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
@@ -101,40 +106,47 @@ core_apply_map <- function(x, L, ctx) core_run(cpp_apply_map(x, L, ctx))
 
 # KPCA of a Gram matrix computed elsewhere: an R kernel's on the rows of x,
 # or (x NULL) a precomputed one; with the kernel's degeneracy verdict.
-core_kpca_gram <- function(K, x, rank, tol, method, ctx) {
-  core_run(cpp_kpca_gram(K, x, rank, tol, method, ctx))
+# Kx: NULL, or the kernel rows of held-out points against the training
+# points, whose KPCA coordinates come back as `new_coords`.
+core_kpca_gram <- function(K, x, rank, tol, method, ctx, Kx = NULL) {
+  core_run(cpp_kpca_gram(K, x, rank, tol, method, Kx, ctx))
 }
 
-core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx) {
-  core_run(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx))
+# newdata: NULL, or held-out rows, whose coordinates come back as
+# `new_coords` (the same in core_kpca_nystrom()).
+core_kpca_kernel <- function(kernel, x, rank, tol, method, ctx, newdata = NULL) {
+  core_run(cpp_kpca_kernel(kernel, x, rank, tol, method, newdata, ctx))
 }
 
-core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx) {
-  core_run(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx))
+core_kpca_nystrom <- function(kernel, x, landmarks, rank, tol, method, ctx, newdata = NULL) {
+  core_run(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, newdata, ctx))
 }
 
 core_kmeanspp_landmarks <- function(kernel, x, m, u, ctx) {
   core_run(cpp_kmeanspp_landmarks(kernel, x, m, u, ctx))
 }
 
+# targets: the n x k target neighbours, or NULL: the core finds the
+# target_k nearest same-class rows of x and returns them as `targets`.
 # reg: NULL (the regulariser lambda tr(M)) or the D x D positive
 # semi-definite matrix R of lambda tr(M R), e.g. the Gram matrix K when the
 # inputs are kernel rows (the kernel trick's lambda tr(U K U')).  dense_max
 # and max_pairs: how the L-form solver visits impostor pairs
 # (kmaha::lmnn::options; the defaults, 2048 and 0, except in tests).
+# score (here and in core_nca_fit()): see core_dne_fit().
 core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                           solver, refresh, slack, verbose, ctx, reg = NULL,
                           dense_max = 2048, max_pairs = 0, metric = TRUE,
-                          span = TRUE) {
-  core_run(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol,
+                          span = TRUE, target_k = 0L, score = NULL) {
+  core_run(cpp_lmnn_fit(x, y, targets, target_k, init, mu, lambda, max_iter, tol,
                         solver, refresh, slack, verbose, dense_max, max_pairs,
-                        metric, span, reg, ctx))
+                        metric, span, reg, score, ctx))
 }
 
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                         rescale_start, ctx) {
+                         rescale_start, ctx, score = NULL) {
   core_run(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                       rescale_start, ctx))
+                       rescale_start, score, ctx))
 }
 
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {

@@ -232,31 +232,51 @@ kernel_pca <- kpca
 # precomputed kernel x is the Gram matrix and no inputs are stored.  The
 # result carries the kernel's degeneracy verdict (`degenerate`: NULL,
 # "constant" or "identity"), which the core returns with the fit.
-kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method, ctx) {
+# A cross-validation fold fits and projects in one call: `newdata` (NULL,
+# or held-out rows; for a precomputed kernel their kernel rows) come back
+# projected as `new_coords`.  `gram`: NULL, or list(K, rows, new_rows), a
+# Gram matrix of the kernel shared by the folds of a scoring, with the rows
+# of x and of newdata in it (exact KPCA of a built-in kernel only).
+kpca_stage <- function(x, kernel, rank, tol, method, landmarks, landmark_method, ctx,
+                       newdata = NULL, gram = NULL) {
   if (!is.null(landmarks)) {
     check_nystrom_kernels(kernel, landmarks)
-    fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method, ctx)
+    fit <- kpca_nystrom(x, kernel, rank, tol, landmarks, landmark_method, ctx, newdata)
   } else {
     args <- kpca_check_args(nrow(x), rank, tol, method)
     pre <- is_precomputed(kernel)
-    fit <- if (kernel_in_core(kernel)) {
-      kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx),
-                "`kernel` on `x`: ", n = nrow(x))
+    what <- if (pre) "the Gram matrix `x`: " else "`kernel` on `x`: "
+    fit <- if (!is.null(gram)) {
+      kpca_call(core_kpca_gram(gram$K[gram$rows, gram$rows, drop = FALSE], x, args$rank,
+                               args$tol, args$method, ctx,
+                               Kx = if (!is.null(newdata))
+                                 gram$K[gram$new_rows, gram$rows, drop = FALSE]),
+                what, n = nrow(x))
+    } else if (kernel_in_core(kernel)) {
+      kpca_call(core_kpca_kernel(kernel, x, args$rank, args$tol, args$method, ctx,
+                                 newdata = newdata),
+                what, n = nrow(x))
     } else {
-      gram <- if (pre) x else kernel_gram(kernel, x, NULL, ctx)
-      kpca_call(core_kpca_gram(gram, if (!pre) x, args$rank, args$tol, args$method, ctx),
-                if (pre) "the Gram matrix `x`: " else "`kernel` on `x`: ", n = nrow(x))
+      K <- if (pre) x else kernel_gram(kernel, x, NULL, ctx)
+      Kx <- if (!is.null(newdata)) {
+        if (pre) newdata else kernel_gram(kernel, newdata, x, ctx)
+      }
+      kpca_call(core_kpca_gram(K, if (!pre) x, args$rank, args$tol, args$method, ctx,
+                               Kx = Kx),
+                what, n = nrow(x))
     }
     fit <- kpca_finish(fit, args, rownames(x))
     fit$x <- if (pre) NULL else x
     if (pre) fit$n <- nrow(x)
   }
+  if (is.null(newdata)) fit$new_coords <- NULL
   fit$kernel <- kernel
   fit
 }
 
 # The Nystrom branch of kpca(): landmarks, the fit, and its fields.
-kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx) {
+kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx,
+                         newdata = NULL) {
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
   lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method, ctx)
   # The default keeps every component above tol (see ?kpca, "Default rank
@@ -264,7 +284,7 @@ kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx) 
   auto <- is.null(rank)
   if (auto) args$rank <- nrow(lm$points)
   fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
-                                     args$method, ctx))
+                                     args$method, ctx, newdata = newdata))
   fit$rank_rule <- if (auto) "every component above tol" else "given"
   fit <- kpca_finish(fit, args, rownames(x), rownames(lm$points))
   fit$eigen_solver <- fit$method

@@ -235,28 +235,38 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE) {
 # without empty levels).  `targets` from find_targets(); `reg` the kernel
 # trick's Gram matrix (the regulariser trace(U K U') and, for KDNE, the
 # constraint); `coords` describes z for messages ("4 standardized input
-# columns", "149 KPCA components", "60 kernel rows").  Returns list(map,
-# convergence, details).
-fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, principal = FALSE) {
+# columns", "149 KPCA components", "60 kernel rows").  `targets` NULL for
+# LMNN and DNE: the core finds them on z in the fitting call.  `score`:
+# NULL, or a fold's held-out coordinates to vote in the learned metric
+# (list(x, k, classes), see fit_pipeline()), in the same call for the
+# built-in learners on coordinates.  Returns list(map, convergence, details,
+# targets (those the core found, or NULL), score (the held-out classes as
+# codes of y's levels, or NULL when not voted here)).
+fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, principal = FALSE,
+                    score = NULL) {
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
   check_map_dim(spec, ncol(z), coords)
   o <- spec$opts
   if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
   switch(spec$name,
-    nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal),
+    nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal,
+                      score = score),
     knca = fit_nca_map(o, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda")),
     lmnn = fit_lmnn_map(o, z, y, targets, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L,
                         argname = spec$argname, coords = if (isTRUE(spec$public))
                           sprintf("`x` has %d columns", ncol(z)) else
                           sprintf("the learner receives %s", coords),
-                        principal = principal),
+                        principal = principal, score = score),
     klmnn = fit_lmnn_map(o, z, y, targets, ctx, reg = reg, argname = spec$argname,
                          gram = spec$gram),
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
-                      principal = principal),
+                      principal = principal, score = score),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
     custom = fit_custom_map(spec, z, y, targets),
-    euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list()))
+    euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list(),
+                     score = if (!is.null(score))
+                       core_knn_classify(z, as.integer(y), score$classes, score$x, score$k,
+                                         FALSE, ctx)$class))
 }
 
 # The identity map: kNN in the Euclidean metric of the learner's
@@ -267,7 +277,8 @@ euclidean_spec <- function() {
 }
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
-fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", principal = FALSE) {
+fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", principal = FALSE,
+                        score = NULL) {
   fun <- if (is.null(reg)) "nca" else "knca"
   check_class_sizes(y)
   if (is.null(reg)) {
@@ -283,13 +294,14 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   res <- if (method == "minibatch") {
     nca_run_minibatch(z, y, start$A, o, min(o$batch_size, nrow(z)), ctx)
   } else {
-    nca_run(fun, z, y, start, reg, o, ctx)
+    nca_run(fun, z, y, start, reg, o, ctx, score = score)
   }
   warn_collapsed_map(exp(log_norm(res$map) - log_norm(start$A) - log(res$start_scale %||% 1)),
                      o$lambda, lambda_arg)
   list(map = res$map, convergence = nca_convergence(res),
        details = list(init = start$label, method = method,
-                      batch_size = if (method == "minibatch") min(o$batch_size, nrow(z))))
+                      batch_size = if (method == "minibatch") min(o$batch_size, nrow(z))),
+       score = res$score)
 }
 
 # LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).  The core
@@ -301,7 +313,7 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
 # lmnn_gram_error()).
 fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE,
                          argname = function(a) a, coords = NULL, gram = NULL,
-                         principal = FALSE) {
+                         principal = FALSE, score = NULL) {
   D <- ncol(z)
   lambda <- o$lambda
   if (is.function(lambda)) lambda <- lambda(z)
@@ -328,10 +340,12 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
   }
   zz <- z
   dimnames(zz) <- NULL
+  # the held-out votes use the rows of the map kept below
+  if (!is.null(score)) score$dim <- as.integer(dim)
   res <- tryCatch(
     core_lmnn_fit(zz, as.integer(y), targets, L0 %||% matrix(0, 0L, 0L), o$mu, lambda,
                   o$max_iter, o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg,
-                  metric = is.null(reg) && store_metric),
+                  metric = is.null(reg) && store_metric, target_k = o$k, score = score),
     kmaha_singular_error = function(e) {
       # the only matrix the core requires to be positive semi-definite here
       if (is.null(reg)) stop(e)
@@ -361,7 +375,8 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
        details = list(lambda = lambda, solver = o$solver,
                       impostors = res$active_pairs,
                       active_triples = res$active_triples,
-                      M = if (is.null(reg) && store_metric) res$M))
+                      M = if (is.null(reg) && store_metric) res$M),
+       targets = res$targets, score = res$score)
 }
 
 # A starting map given as a matrix, for LMNN on D coordinates with `dim`
@@ -415,9 +430,10 @@ lmnn_gram_error <- function(e, K, gram) {
   stop(e)
 }
 
-fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE, principal = FALSE) {
+fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE, principal = FALSE,
+                        score = NULL) {
   res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx,
-                      principal = principal)
+                      principal = principal, y = as.integer(y), k = o$k, score = score)
   obj <- sum(res$eigenvalues[seq_len(res$dim)])
   # p >> n: solved in the span of the centred points, S was not formed
   span <- isTRUE(res$span_rank > 0L)
@@ -432,7 +448,8 @@ fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE, principal 
        details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
                       retention = res$retention,
                       dim_rule = if (is.null(o$dim)) dne_dim_rule else "given",
-                      scatter = if (store_scatter && !span) res$scatter))
+                      scatter = if (store_scatter && !span) res$scatter),
+       targets = if (is.null(targets)) res[c("same", "other")], score = res$score)
 }
 
 # KDNE: the generalized eigenproblem on the Gram matrix K.

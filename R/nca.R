@@ -243,11 +243,11 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
 # iteration cap was hit, or the line search failed away from an optimum (a
 # line search that ends at the optimum, where rounding hides any decrease,
 # counts as converged; see convergence$stop).
-nca_run <- function(fun, feats, y, start, K, opt, ctx) {
+nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL) {
   res <- core_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
                       opt$tol, opt$verbose,
                       rescale_start = !identical(start$label, "matrix"),
-                      ctx = ctx)
+                      ctx = ctx, score = score)
   if (isTRUE(res$flat_start)) {
     warnf("%s() could not move from its start: the objective is flat there (%s), so the gradient vanishes; %s.",
           fun,

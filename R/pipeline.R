@@ -67,7 +67,10 @@ feature_kernel_rows <- function(kernel) list(type = "kernel_rows", kernel = kern
 
 # Fits the feature map on the scaled training inputs xs.  Returns the stored
 # stage `state` (what predictions need), the training coordinates `coords`
-# (n x r), `reg` (the Gram matrix, kernel rows only), `describe`, the
+# (n x r), the coordinates `new_coords` of the held-out rows `newdata` (a
+# cross-validation fold's scaled rows, projected in the fitting call; NULL
+# without newdata, or for kernel rows, which are not projected here), `reg`
+# (the Gram matrix, kernel rows only), `describe`, the
 # coordinates in words, and `degenerate`: the kernel's degeneracy verdict
 # ("constant" or "identity", NULL when the kernel sees the data), which the
 # core's KPCA returns with its fit (kmaha/degeneracy.hpp).  A degenerate
@@ -75,20 +78,24 @@ feature_kernel_rows <- function(kernel) list(type = "kernel_rows", kernel = kern
 # try such kernels on purpose, and leave them out of the choice);
 # `standardized` says whether xs are inputs kmaha standardized (see
 # warn_degenerate()).
-fit_feature_map <- function(fspec, xs, ctx, warn = TRUE, standardized = FALSE) {
+fit_feature_map <- function(fspec, xs, ctx, warn = TRUE, standardized = FALSE,
+                            newdata = NULL) {
   out <- switch(fspec$type,
     identity = list(state = list(type = "identity"), coords = xs, reg = NULL,
-                    describe = sprintf("%d standardized input columns", ncol(xs))),
+                    describe = sprintf("%d standardized input columns", ncol(xs)),
+                    new_coords = newdata),
     kpca = {
       fit <- kpca_stage(xs, fspec$kernel, fspec$rank, fspec$tol, fspec$method %||% "auto",
-                        fspec$landmarks, fspec$landmark_method, ctx)
+                        fspec$landmarks, fspec$landmark_method, ctx, newdata = newdata,
+                        gram = fspec$gram)
       coords <- fit$coords
       deg <- fit$degenerate
-      fit$coords <- NULL
-      fit$degenerate <- NULL
+      new_coords <- fit$new_coords
+      fit$coords <- fit$degenerate <- fit$new_coords <- NULL
       fit$type <- if (identical(fit$method, "nystrom")) "nystrom" else "kpca"
       list(state = fit, coords = coords, reg = NULL,
-           describe = sprintf("%d KPCA components", ncol(coords)), degenerate = deg)
+           describe = sprintf("%d KPCA components", ncol(coords)), degenerate = deg,
+           new_coords = new_coords)
     },
     kernel_rows = {
       pre <- is_precomputed(fspec$kernel)
@@ -123,31 +130,58 @@ feature_dim <- function(state, D) {
 # The feature map and the learner on scaled inputs xs: what a fit and every
 # cross-validation fold compute.  `neighbors` says where target neighbours
 # are found ("feature": in the learner's coordinates, i.e. feature space;
-# "input": in xs).  Returns the feature-map state, the training coordinates,
-# the map, the targets and the learner's convergence record and details.
+# "input": in xs); the built-in learners find them in the call that fits
+# the map when they are in the learner's coordinates.  Returns the
+# feature-map state, the training coordinates, the map, the targets and the
+# learner's convergence record and details.
+#
+# A fold is *fit, then score*: with `heldout` (the fold's held-out rows,
+# scaled as xs) the feature map's call projects them and the learner's call
+# votes them among the k nearest training points in the learned metric
+# (`heldout` in the result: the classes as codes of the levels of y), so a
+# fold of a built-in learner crosses into the core twice.  Other learners,
+# and feature maps the core does not project in the fit (kernel rows), vote
+# through pipeline_apply(), the entry predict() uses.
 fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
-                         warn = TRUE, label_errors = FALSE, standardized = FALSE) {
-  fm <- fit_feature_map(fspec, xs, ctx, warn, standardized)
-  targets <- if (fspec$type == "kernel_rows") {
+                         warn = TRUE, label_errors = FALSE, standardized = FALSE,
+                         heldout = NULL, k = 1L) {
+  fm <- fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
+  core_targets <- isTRUE(spec$builtin) && spec$name %in% c("lmnn", "dne") &&
+    isTRUE(spec$wants_targets) && fspec$type != "kernel_rows" &&
+    (neighbors == "feature" || fspec$type == "identity")
+  targets <- if (core_targets) {
+    NULL
+  } else if (fspec$type == "kernel_rows") {
     find_targets(spec, fm$reg, y, ctx, gram = TRUE)
   } else {
     find_targets(spec, if (neighbors == "input") xs else fm$coords, y, ctx)
   }
   check_map_dim(spec, ncol(fm$coords), fm$describe)
+  k <- as.integer(min(k, nrow(xs)))
+  score <- if (!is.null(heldout) && !is.null(fm$new_coords)) {
+    list(x = fm$new_coords, k = k, classes = nlevels(y))
+  }
+  fit_it <- function() {
+    fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
+            principal = identical(fm$state$type, "kpca"), score = score)
+  }
   fit <- if (label_errors) {
     # The learner's errors speak of its input `x`: say what that is here.
-    tryCatch(fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
-                     principal = identical(fm$state$type, "kpca")),
-             error = function(e) {
-               stopf("%s on the %s (its `x`): %s", spec$label, fm$describe, conditionMessage(e))
-             })
+    tryCatch(fit_it(), error = function(e) {
+      stopf("%s on the %s (its `x`): %s", spec$label, fm$describe, conditionMessage(e))
+    })
   } else {
-    fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
-            principal = identical(fm$state$type, "kpca"))
+    fit_it()
   }
-  list(feature = fm$state, coords = fm$coords, map = fit$map, targets = targets,
-       convergence = fit$convergence, details = fit$details,
-       describe = fm$describe, degenerate = fm$degenerate)
+  out <- list(feature = fm$state, coords = fm$coords, map = fit$map,
+              targets = fit$targets %||% targets, convergence = fit$convergence,
+              details = fit$details, describe = fm$describe, degenerate = fm$degenerate)
+  if (!is.null(heldout)) {
+    out$heldout <- fit$score %||% as.integer(pipeline_apply(
+      list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y),
+      heldout, "class", k, ctx))
+  }
+  out
 }
 
 # The whole model from raw inputs x (checked) and labels y (checked by

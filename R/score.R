@@ -2,10 +2,13 @@
 # scored on stratified cross-validation folds into a scored-candidates
 # object (class "kmaha_scores"); a selection rule (R/select.R) then reads it.
 #
-# A fold is *fit, then score*: the candidate's pipeline is fitted on the
-# fold's training part (fit_pipeline()) and the held-out rows go through it
-# by the one transform-and-vote entry of the core (pipeline_apply()), which
-# gives their k-NN correctness.  With the "fast" strategy a learner-free
+# A fold is *fit, then score* (fit_pipeline() with the held-out rows): the
+# call that fits the feature map on the fold's training part also projects
+# the held-out rows, and the call that fits the learner also votes them in
+# its metric (the core's pipeline vote, the one predict() runs), which
+# gives their k-NN correctness: two calls of the core per fold for the
+# built-in learners, with one Gram matrix per kernel candidate shared by
+# its folds.  With the "fast" strategy a learner-free
 # screen of the base kernels (kmaha/screen.hpp: k-NN on the leading KPCA
 # components of each fold, all kernels from one product of the inputs)
 # first picks the few base kernels worth a learner; every other candidate
@@ -268,16 +271,14 @@ screen_candidates <- function(xs, y, cands, fold_id, k, tol, ctx) {
       p <- tryCatch(
         fit_pipeline(xs[!te, , drop = FALSE], ytr,
                      feature_kpca(kernels[[j]], min(screen_components, sum(!te)), tol),
-                     dne, ctx, warn = FALSE),
+                     dne, ctx, warn = FALSE, heldout = xs[te, , drop = FALSE], k = k),
         error = function(e) if (is_stop_condition(e)) stop(e))
       if (is.null(p)) next
       if (!is.null(p$degenerate)) {
         degenerate[j, f] <- TRUE
         next
       }
-      m <- list(feature_map = p$feature, L = p$map, coords = p$coords, y = ytr)
-      cls <- pipeline_apply(m, xs[te, , drop = FALSE], "class", min(k, sum(!te)), ctx)
-      correct[te, j] <- as.character(cls) == as.character(y[te])
+      correct[te, j] <- levels(ytr)[p$heldout] == as.character(y[te])
     }
   }
   acc <- colMeans(correct, na.rm = TRUE)
@@ -368,12 +369,38 @@ score_chunk_call <- function(ids, job, seeds, progress) {
   restore <- save_rng()
   on.exit(restore(), add = TRUE)
   res <- vector("list", length(ids))
-  for (i in seq_along(ids)) {
+  # The chunk's tasks run candidate by candidate, so that the folds of a
+  # kernel candidate share one Gram matrix (see fold_gram()) and one is
+  # kept at a time; every task brings its own random stream, so the order
+  # does not change any result.
+  job$gram <- new.env(parent = emptyenv())
+  for (i in order(job$tasks$cand[ids], seq_along(ids))) {
     assign(".Random.seed", seeds[[i]], envir = globalenv())
     res[[i]] <- score_task(ids[i], job, progress)
   }
   score_pack(res)
 }
+
+# The Gram matrix of candidate `cand` on all the scoring's rows, computed
+# once for the folds of the candidate that one worker runs (in job$gram,
+# the cache of the chunk): a fold's training and held-out blocks are parts
+# of it, since the inputs are scaled once for all folds.  NULL where the
+# folds evaluate the kernel themselves: kernels evaluated in R, the Nystrom
+# method (the rows it needs are few), and above gram_share_max_rows rows.
+fold_gram <- function(cand, id, job) {
+  cache <- job$gram
+  if (is.null(cache) || !cand$kind %in% c("kernel", "unweighted") ||
+      !is.null(job$base$landmarks) || nrow(job$x) > gram_share_max_rows ||
+      !candidate_in_core(cand)) return(NULL)
+  if (!identical(cache$id, id)) {
+    cache$K <- NULL
+    cache$K <- core_kernel_matrix(cand$kernel, job$x, NULL, job$ctx)
+    cache$id <- id
+  }
+  cache$K
+}
+# (a Gram matrix of 4000 rows takes 128 MB)
+gram_share_max_rows <- 4000L
 
 # The results of a chunk in a few vectors, so the answer a worker sends is
 # small (the held-out correctness as bytes, not a list per task).
@@ -398,11 +425,13 @@ score_unpack <- function(p) {
   })
 }
 
-# One candidate-by-fold task, fit then score: the candidate's pipeline on
-# the fold's training part, then the held-out rows through it (one call of
-# the core), giving the k-NN correctness of every held-out row.  Errors of
-# the fit are the task's result (a failed fit scores NA); an interrupt or a
-# time limit (setTimeLimit()) stops the whole scoring.
+# One candidate-by-fold task, fit then score (see fit_pipeline()): the
+# candidate's feature map fitted on the fold's training part with the
+# held-out rows projected (one call of the core), then the learner fitted
+# with the held-out rows voted in its metric (one more), giving the k-NN
+# correctness of every held-out row.  Errors of the fit are the task's
+# result (a failed fit scores NA); an interrupt or a time limit
+# (setTimeLimit()) stops the whole scoring.
 score_task <- function(t, job, progress) {
   t0 <- proc.time()[["elapsed"]]
   tr <- job$fold_id != job$tasks$fold[t]
@@ -412,19 +441,18 @@ score_task <- function(t, job, progress) {
     ytr <- droplevels(job$y[tr])
     xtr <- job$x[tr, , drop = FALSE]
     f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx)
+    K <- fold_gram(cand, job$tasks$cand[t], job)
+    if (!is.null(K)) f$fspec$gram <- list(K = K, rows = which(tr), new_rows = which(!tr))
     spec <- scoring_spec(candidate_spec(job$spec, cand, chosen = TRUE, p = ncol(job$x)))
     # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
     # expected here: no warning per fold; the fit is flagged, and the choice
     # leaves the candidate out (its nearest neighbours are decided by ties,
     # so its score says nothing about the kernel).
-    p <- fit_pipeline(xtr, ytr, f$fspec, spec, job$ctx,
-                      neighbors = job$neighbors, warn = FALSE)
-    fold_model <- list(feature_map = p$feature, L = p$map, coords = p$coords, y = ytr)
+    p <- fit_pipeline(xtr, ytr, f$fspec, spec, job$ctx, neighbors = job$neighbors,
+                      warn = FALSE, heldout = job$x[!tr, , drop = FALSE], k = job$k)
     # As labels: a class missing from the fold's training part (a class of
     # one or a few members) is simply never predicted.
-    cls <- pipeline_apply(fold_model, job$x[!tr, , drop = FALSE], "class",
-                          min(job$k, sum(tr)), job$ctx)
-    correct <- as.character(cls) == as.character(job$y[!tr])
+    correct <- levels(ytr)[p$heldout] == as.character(job$y[!tr])
     list(acc = mean(correct), correct = correct, error = NA_character_,
          degenerate = !is.null(p$degenerate))
   }, warning = function(w) {

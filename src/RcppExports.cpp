@@ -27,18 +27,21 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_dne_fit
-Rcpp::List cpp_dne_fit(const arma::mat& x, const Rcpp::IntegerMatrix& same, const Rcpp::IntegerMatrix& other, int dim, double lambda, bool principal, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_dne_fit(const arma::mat& x, SEXP same, SEXP other, int dim, double lambda, bool principal, SEXP y, int k, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_dne_fit(SEXP xSEXP, SEXP sameSEXP, SEXP otherSEXP, SEXP dimSEXP, SEXP lambdaSEXP, SEXP principalSEXP, SEXP ySEXP, SEXP kSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type same(sameSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type other(otherSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type same(sameSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type other(otherSEXP);
     Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda, principal, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_dne_fit(x, same, other, dim, lambda, principal, y, k, score, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -157,8 +160,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_kpca_gram
-Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol, std::string method, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol, std::string method, SEXP Kx, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_gram(SEXP KSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP KxSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type K(KSEXP);
@@ -166,14 +169,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Kx(KxSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, x, rank, tol, method, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_gram(K, x, rank, tol, method, Kx, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_kernel
-Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x, int rank, double tol, std::string method, SEXP newdata, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_kernel(SEXP kernelSEXP, SEXP xSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP newdataSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -181,14 +185,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type newdata(newdataSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_kernel(kernel, x, rank, tol, method, newdata, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_kpca_nystrom
-Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x, const arma::mat& landmarks, int rank, double tol, std::string method, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_kpca_nystrom(SEXP kernelSEXP, SEXP xSEXP, SEXP landmarksSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x, const arma::mat& landmarks, int rank, double tol, std::string method, SEXP newdata, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_kpca_nystrom(SEXP kernelSEXP, SEXP xSEXP, SEXP landmarksSEXP, SEXP rankSEXP, SEXP tolSEXP, SEXP methodSEXP, SEXP newdataSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type kernel(kernelSEXP);
@@ -197,8 +202,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type newdata(newdataSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_kpca_nystrom(kernel, x, landmarks, rank, tol, method, newdata, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -229,13 +235,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lmnn_fit
-Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, const Rcpp::IntegerMatrix& targets, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, bool metric, bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP metricSEXP, SEXP spanSEXP, SEXP regSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, SEXP targets, int target_k, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, bool metric, bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP target_kSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP metricSEXP, SEXP spanSEXP, SEXP regSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< int >::type target_k(target_kSEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type init(initSEXP);
     Rcpp::traits::input_parameter< double >::type mu(muSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
@@ -250,8 +257,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_lmnn_fit(x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -292,8 +300,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -305,8 +313,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< bool >::type rescale_start(rescale_startSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -379,7 +388,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_alignment_products", (DL_FUNC) &_kmaha_cpp_alignment_products, 5},
-    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 7},
+    {"_kmaha_cpp_dne_fit", (DL_FUNC) &_kmaha_cpp_dne_fit, 10},
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
@@ -389,15 +398,15 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_isa_support", (DL_FUNC) &_kmaha_cpp_isa_support, 0},
     {"_kmaha_cpp_gemm_calls", (DL_FUNC) &_kmaha_cpp_gemm_calls, 2},
     {"_kmaha_cpp_threads_seen", (DL_FUNC) &_kmaha_cpp_threads_seen, 1},
-    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 6},
-    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 6},
-    {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 7},
+    {"_kmaha_cpp_kpca_gram", (DL_FUNC) &_kmaha_cpp_kpca_gram, 7},
+    {"_kmaha_cpp_kpca_kernel", (DL_FUNC) &_kmaha_cpp_kpca_kernel, 7},
+    {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 8},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
-    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 18},
+    {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 20},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 10},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 11},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
     {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
     {"_kmaha_cpp_pipeline_apply", (DL_FUNC) &_kmaha_cpp_pipeline_apply, 6},

@@ -2,6 +2,7 @@
 #include <kmaha/degeneracy.hpp>
 #include <kmaha/kpca.hpp>
 #include <kmaha/nystrom.hpp>
+#include <kmaha/pipeline.hpp>
 
 namespace {
 
@@ -42,6 +43,37 @@ Rcpp::NumericMatrix nystrom_coords(const kmaha_glue::flat_kernel& k,
   return out;
 }
 
+// The KPCA coordinates of held-out points (a cross-validation fold's), by
+// the pipeline's transform (kmaha/pipeline.hpp) without a map: from their
+// raw rows newdata under the kernel k with the training points `points`
+// (kpca: the training rows, nystrom: the landmarks), or from their kernel
+// rows Kx (points null).  R_NilValue when newdata and Kx are both NULL.
+SEXP heldout_coords(kmaha::feature_map map, const kmaha_glue::flat_kernel* k,
+                    const arma::mat* points, SEXP newdata, SEXP Kx,
+                    arma::uword n_points, const arma::mat& projection,
+                    const arma::vec& col_means, double grand_mean,
+                    const kmaha::context& c) {
+  if (Rf_isNull(newdata) && Rf_isNull(Kx)) return R_NilValue;
+  kmaha::pipeline_model m;
+  m.map = map;
+  if (k != nullptr) {
+    m.kernel = k->specs;
+    m.weights = k->weights;
+  }
+  m.points = points;
+  m.n_points = n_points;
+  m.projection = &projection;
+  m.col_means = &col_means;
+  m.grand_mean = grand_mean;
+  if (!Rf_isNull(Kx)) {
+    const arma::mat K = Rcpp::as<arma::mat>(Kx);
+    const arma::mat X(K.n_rows, 0);
+    return Rcpp::wrap(kmaha::pipeline_transform(m, X, &K, c));
+  }
+  const arma::mat X = Rcpp::as<arma::mat>(newdata);
+  return Rcpp::wrap(kmaha::pipeline_transform(m, X, nullptr, c));
+}
+
 // The degeneracy verdict (kmaha/degeneracy.hpp) of a kernel on the rows of
 // x, from the Gram matrix of the rows the verdict reads.
 kmaha::degeneracy verdict_on_rows(const kmaha_glue::flat_kernel& k,
@@ -55,11 +87,15 @@ kmaha::degeneracy verdict_on_rows(const kmaha_glue::flat_kernel& k,
 }  // namespace
 
 // KPCA from a Gram matrix computed elsewhere (rank 0 = no cap): a kernel
-// evaluated in R on the rows of x, or (x NULL) a precomputed Gram matrix.
-// The result carries the kernel's degeneracy verdict ("" when none).
+// evaluated in R on the rows of x, a precomputed Gram matrix (x NULL), or
+// the training block of a Gram matrix shared by cross-validation folds.
+// The result carries the kernel's degeneracy verdict ("" when none), and
+// with Kx (NULL, or the kernel rows of held-out points against the training
+// points) their coordinates `new_coords`: a fold's fit and the projection of
+// its held-out rows in one call.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol,
-                         std::string method, SEXP ctx) {
+                         std::string method, SEXP Kx, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     kmaha::degeneracy deg;
     if (Rf_isNull(x)) {
@@ -68,28 +104,42 @@ Rcpp::List cpp_kpca_gram(const arma::mat& K, SEXP x, int rank, double tol,
       const arma::mat X = Rcpp::as<arma::mat>(x);
       deg = kmaha::gram_degeneracy(K, X);
     }
-    return kpca_to_list(fit(K, rank, tol, method, c), deg);
+    const kmaha::kpca_result r = fit(K, rank, tol, method, c);
+    Rcpp::List out = kpca_to_list(r, deg);
+    out["new_coords"] = heldout_coords(kmaha::feature_map::kpca, nullptr, nullptr,
+                                       R_NilValue, Kx, K.n_rows, r.projection,
+                                       r.col_means, r.grand_mean, c);
+    return out;
   });
 }
 
 // KPCA of the rows of x under a kernel object; the Gram matrix is built and
-// used in C++ without a round trip through R.
+// used in C++ without a round trip through R.  newdata: NULL, or held-out
+// rows (a cross-validation fold's), whose coordinates come back as
+// `new_coords`.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_kernel(const Rcpp::List& kernel, const arma::mat& x,
-                           int rank, double tol, std::string method, SEXP ctx) {
+                           int rank, double tol, std::string method,
+                           SEXP newdata, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
     const arma::mat K = kmaha::gram_sum(k.specs, k.weights, x, nullptr, c);
-    return kpca_to_list(fit(K, rank, tol, method, c), kmaha::gram_degeneracy(K, x));
+    const kmaha::kpca_result r = fit(K, rank, tol, method, c);
+    Rcpp::List out = kpca_to_list(r, kmaha::gram_degeneracy(K, x));
+    out["new_coords"] = heldout_coords(kmaha::feature_map::kpca, &k, &x, newdata,
+                                       R_NilValue, 0, r.projection, r.col_means,
+                                       r.grand_mean, c);
+    return out;
   });
 }
 
 // Nystrom KPCA of the rows of x with the landmark points (rows of
-// `landmarks`); the training coordinates are returned as `coords`.
+// `landmarks`); the training coordinates are returned as `coords`, those of
+// held-out rows `newdata` (NULL: none) as `new_coords`.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
                             const arma::mat& landmarks, int rank, double tol,
-                            std::string method, SEXP ctx) {
+                            std::string method, SEXP newdata, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const kmaha_glue::flat_kernel k(kernel);
     const kmaha::nystrom_result r = kmaha::nystrom_fit(
@@ -108,7 +158,10 @@ Rcpp::List cpp_kpca_nystrom(const Rcpp::List& kernel, const arma::mat& x,
         Rcpp::Named("landmark_rank") = static_cast<int>(r.landmark_rank),
         Rcpp::Named("method") = r.method,
         Rcpp::Named("fallback") = r.fallback,
-        Rcpp::Named("matvecs") = static_cast<double>(r.matvecs));
+        Rcpp::Named("matvecs") = static_cast<double>(r.matvecs),
+        Rcpp::Named("new_coords") = heldout_coords(
+            kmaha::feature_map::nystrom, &k, &landmarks, newdata, R_NilValue, 0,
+            r.projection, r.col_means, 0.0, c));
   });
 }
 

@@ -1,4 +1,5 @@
 #include "glue.h"
+#include "heldout.h"
 #include "optim.h"
 #include <cfloat>
 #include <kmaha/lmnn.hpp>
@@ -15,23 +16,26 @@ arma::mat regulariser_from_r(const Rcpp::Nullable<Rcpp::NumericMatrix>& reg) {
 }  // namespace
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
-// (NA = none), init: d x D starting map (a 0 x 0 matrix: the D x D
+// (NA = none), or NULL: the target_k nearest same-class rows of x, found
+// here (and returned as `targets`), init: d x D starting map (a 0 x 0 matrix: the D x D
 // identity), solver: "M", "L" or "Lfull" (the L-form without its low-rank
 // mode; for tests and benchmarks); dense_max and max_pairs set how the
 // L-form solver visits impostor pairs (see kmaha::lmnn::options; exposed for
 // tests); metric: return M = L'L (D x D; otherwise an empty matrix); span:
 // solve in the span of the centred points (false: the full-dimension
 // problem, for tests); reg: NULL or the D x D positive semi-definite matrix R
-// of the regulariser lambda tr(M R) (NULL: R = I; x itself: kernel rows).
+// of the regulariser lambda tr(M R) (NULL: R = I; x itself: kernel rows);
+// score: NULL, or a fold's held-out rows to vote in the learned metric (see
+// heldout.h), returned as `score`.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
-                        const Rcpp::IntegerMatrix& targets,
+                        SEXP targets, int target_k,
                         const arma::mat& init, double mu, double lambda,
                         int max_iter, double tol, std::string solver,
                         int refresh, double slack, bool verbose,
                         double dense_max, double max_pairs, bool metric,
                         bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg,
-                        SEXP ctx) {
+                        SEXP score, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
   if (solver != "M" && solver != "L" && solver != "Lfull")
     throw kmaha::error("unknown solver");
@@ -74,11 +78,16 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
         ir.trace = lr.trace;
         return ir;
       };
+  const arma::umat tg =
+      Rf_isNull(targets)
+          ? kmaha::class_neighbors(x, yy, static_cast<arma::uword>(std::max(target_k, 1)),
+                                   true, 512, c)
+          : kmaha_glue::index_from_r(Rcpp::IntegerMatrix(targets));
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
-      x, yy, kmaha_glue::index_from_r(targets), init, regulariser_from_r(reg), o,
+      x, yy, tg, init, regulariser_from_r(reg), o,
       solver == "M" ? kmaha::lmnn::solver_kind::M : kmaha::lmnn::solver_kind::L,
       lbfgs, c, progress);
-  return Rcpp::List::create(
+  Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("L") = r.L, Rcpp::Named("M") = r.M,
       Rcpp::Named("iterations") = r.iterations,
       Rcpp::Named("objective") = r.objective,
@@ -90,6 +99,9 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       Rcpp::Named("refreshes") = r.refreshes,
       Rcpp::Named("evaluations") = r.evaluations,
       Rcpp::Named("isa") = std::string(kmaha::isa_name(c.kernels)));
+  if (Rf_isNull(targets)) out["targets"] = kmaha_glue::index_to_r(tg);
+  out["score"] = kmaha_glue::score_heldout(score, x, yy, r.L, c);
+  return out;
   });
 }
 

@@ -1,6 +1,7 @@
 // Glue for NCA and kernel-trick NCA: the core's objective (kmaha/nca.hpp)
 // and driver (kmaha/nca_fit.hpp), minimised with R's L-BFGS-B (optim.h).
 #include "glue.h"
+#include "heldout.h"
 #include "optim.h"
 #include <kmaha/nca.hpp>
 #include <kmaha/nca_fit.hpp>
@@ -31,12 +32,14 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
 
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
 // matrix) from the start A0 with R's L-BFGS-B, by the core's driver
-// (kmaha/nca_fit.hpp).
+// (kmaha/nca_fit.hpp).  score: NULL, or a fold's held-out rows to vote in
+// the learned metric (see heldout.h), returned as `score`.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
                        const arma::mat& A0, double lambda,
                        Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, bool rescale_start, SEXP ctx) {
+                       double tol, bool verbose, bool rescale_start, SEXP score,
+                       SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
@@ -47,10 +50,11 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
     o.rescale_start = rescale_start;
     kmaha::log_fn log;
     if (verbose) log = [](const std::string& line) { Rcpp::Rcout << line << std::endl; };
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::nca_fit_result r = kmaha::nca_fit(
-        x, kmaha_glue::labels_from_r(y), A0, reg.isNotNull() ? &R : nullptr, o,
+        x, yy, A0, reg.isNotNull() ? &R : nullptr, o,
         kmaha_glue::lbfgs_minimizer(c.interrupt), log, c);
-    return Rcpp::List::create(
+    Rcpp::List out = Rcpp::List::create(
         Rcpp::Named("map") = r.map, Rcpp::Named("value") = r.value,
         Rcpp::Named("iterations") = r.iterations,
         Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
@@ -60,6 +64,8 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
         Rcpp::Named("flat_start") = r.flat_start,
         Rcpp::Named("fail") = r.fail, Rcpp::Named("message") = r.message,
         Rcpp::Named("isa") = r.isa);
+    out["score"] = kmaha_glue::score_heldout(score, x, yy, r.map, c);
+    return out;
   });
 }
 

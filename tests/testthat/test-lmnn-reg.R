@@ -90,7 +90,7 @@ test_that("R = I gives exactly the results without R", {
   tg <- kmaha:::cpp_class_neighbors(x, y, 3L, TRUE, test_ctx())
   for (solver in c("L", "M")) {
     fit <- function(reg) {
-      kmaha:::cpp_lmnn_fit(x, y, tg, diag(4), 0.5, 0.2, 300, 1e-7, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, reg, test_ctx(1L))
+      kmaha:::cpp_lmnn_fit(x, y, tg, 0L, diag(4), 0.5, 0.2, 300, 1e-7, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, reg, NULL, test_ctx(1L))
     }
     expect_identical(fit(diag(4)), fit(NULL), info = solver)
   }
@@ -104,7 +104,7 @@ test_that("kernel rows with R = K reach the KPCA trick's optimum", {
   p <- reg_problem(n = 36, seed = 22)
   y <- as.integer(p$y)
   lambda <- 0.5
-  trick <- kmaha:::cpp_lmnn_fit(p$K, y, p$tg, diag(nrow(p$K)), 0.5, lambda, 2000, 1e-10, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, p$K, test_ctx(1L))
+  trick <- kmaha:::cpp_lmnn_fit(p$K, y, p$tg, 0L, diag(nrow(p$K)), 0.5, lambda, 2000, 1e-10, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, p$K, NULL, test_ctx(1L))
   expect_true(trick$converged)
   # the objective reported is the exact one at the returned map
   ex <- kmaha:::cpp_lmnn_objective(p$K, y, p$tg, trick$L, 0.5, lambda, "L", 0, p$K, test_ctx())
@@ -112,11 +112,11 @@ test_that("kernel rows with R = K reach the KPCA trick's optimum", {
   # KPCA coordinates with every component: the same distances (Parseval),
   # so the same targets, and lambda tr(M) on them is lambda ||A||_F^2 too
   z <- unname(kpca(p$x, kernel = rbf_kernel(1), tol = 1e-14)$coords)
-  kp <- kmaha:::cpp_lmnn_fit(z, y, p$tg, diag(ncol(z)), 0.5, lambda, 2000, 1e-10, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, test_ctx(1L))
+  kp <- kmaha:::cpp_lmnn_fit(z, y, p$tg, 0L, diag(ncol(z)), 0.5, lambda, 2000, 1e-10, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, NULL, test_ctx(1L))
   expect_true(kp$converged)
   expect_equal(trick$objective, kp$objective, tolerance = 1e-5)
   # the convex solver on the kernel rows agrees
-  fm <- kmaha:::cpp_lmnn_fit(p$K, y, p$tg, diag(nrow(p$K)), 0.5, lambda, 5000, 1e-10, "M", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, p$K, test_ctx(1L))
+  fm <- kmaha:::cpp_lmnn_fit(p$K, y, p$tg, 0L, diag(nrow(p$K)), 0.5, lambda, 5000, 1e-10, "M", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, p$K, NULL, test_ctx(1L))
   expect_lte(trick$objective, 1.01 * fm$objective)
   exm <- kmaha:::cpp_lmnn_objective(p$K, y, p$tg, fm$M, 0.5, lambda, "M", 0, p$K, test_ctx())
   expect_equal(fm$objective, exm$value, tolerance = 1e-8)
@@ -129,7 +129,7 @@ test_that("a singular R: the objective stays exact and the map finite", {
   tg <- kmaha:::cpp_class_neighbors(x, y, 3L, TRUE, test_ctx())
   R <- random_psd(5, 2, 9)
   for (solver in c("L", "M")) {
-    f <- kmaha:::cpp_lmnn_fit(x, y, tg, diag(5), 0.5, 0.4, 3000, 1e-9, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, R, test_ctx(1L))
+    f <- kmaha:::cpp_lmnn_fit(x, y, tg, 0L, diag(5), 0.5, 0.4, 3000, 1e-9, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, R, NULL, test_ctx(1L))
     expect_true(all(is.finite(f$L)), info = solver)
     ref <- lmnn_plain(x, d$y, tg, f$M, 0.5, 0.4, R = R)
     expect_equal(f$objective, ref$value, tolerance = 1e-8, info = solver)
@@ -151,7 +151,7 @@ test_that("a bad regulariser matrix is an error that says what is wrong", {
                "lmnn: the regulariser R must be positive semi-definite", fixed = TRUE)
   expect_error(obj(diag(c(1, NA, 1))),
                "lmnn: the regulariser R has non-finite entries", fixed = TRUE)
-  expect_error(kmaha:::cpp_lmnn_fit(x, y, tg, diag(3), 0.5, 1, 10, 1e-5, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, diag(2), test_ctx(1L)),
+  expect_error(kmaha:::cpp_lmnn_fit(x, y, tg, 0L, diag(3), 0.5, 1, 10, 1e-5, "L", 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, diag(2), NULL, test_ctx(1L)),
                "lmnn: the regulariser R must be a D x D matrix (D = columns of x)",
                fixed = TRUE)
 })

@@ -82,7 +82,7 @@ test_that("every way of visiting impostors reaches the same optimum", {
   x <- scale(d$x)
   tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(dense_max, max_pairs) {
-    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 1000, 1e-9, "L", 10L, 0.2, FALSE, dense_max, max_pairs, TRUE, TRUE, NULL, test_ctx())
+    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, 0L, diag(3), 0.5, 0, 1000, 1e-9, "L", 10L, 0.2, FALSE, dense_max, max_pairs, TRUE, TRUE, NULL, NULL, test_ctx())
   }
   gram <- fit(1e6, 0)       # all pairs through the Gram matrix
   active <- fit(0, 0)       # active set of pairs
@@ -167,7 +167,7 @@ test_that("the impostor search gives the same fit on one and two threads", {
   x <- scale(d$x)
   tg <- kmaha:::cpp_class_neighbors(unname(x), as.integer(d$y), 3L, TRUE, test_ctx())
   fit <- function(threads) {
-    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, diag(3), 0.5, 0, 300, 1e-5, "L", 10L, 0.2, FALSE, 0, 0, TRUE, TRUE, NULL, test_ctx(threads))
+    kmaha:::cpp_lmnn_fit(unname(x), as.integer(d$y), tg, 0L, diag(3), 0.5, 0, 300, 1e-5, "L", 10L, 0.2, FALSE, 0, 0, TRUE, TRUE, NULL, NULL, test_ctx(threads))
   }
   one <- fit(1L)
   two <- fit(2L)
@@ -184,7 +184,7 @@ test_that("the low-rank mode reaches the full-rank solver's optimum and is optim
   expect_gte(D, 16L)
   lambda <- sum(apply(z, 2, var)) * (nrow(z) - 1) / nrow(z)  # the RKLMNN default
   fit <- function(solver, tol = 1e-5, max_iter = 1000) {
-    kmaha:::cpp_lmnn_fit(z, y, p$tg, diag(D), 0.5, lambda, max_iter, tol, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, test_ctx(1L))
+    kmaha:::cpp_lmnn_fit(z, y, p$tg, 0L, diag(D), 0.5, lambda, max_iter, tol, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, NULL, test_ctx(1L))
   }
   low <- fit("L")
   full <- fit("Lfull")
@@ -218,7 +218,7 @@ test_that("the low-rank mode applies only from the identity, with lambda > 0 and
   y <- as.integer(p$y)
   D <- ncol(z)
   fit <- function(solver, lambda = 0.5, init = diag(D), x = z) {
-    kmaha:::cpp_lmnn_fit(x, y, p$tg, init, 0.5, lambda, 300, 1e-5, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, test_ctx(1L))
+    kmaha:::cpp_lmnn_fit(x, y, p$tg, 0L, init, 0.5, lambda, 300, 1e-5, solver, 10L, 0.2, FALSE, 2048, 0, TRUE, TRUE, NULL, NULL, test_ctx(1L))
   }
   expect_false(identical(fit("L")$L, fit("Lfull")$L))
   # no regulariser, another start, or few dimensions: the full-rank solver

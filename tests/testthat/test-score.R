@@ -69,6 +69,94 @@ test_that("a fold's score is predict() of the candidate fitted on the fold", {
   expect_identical(as.character(nn) == as.character(d$y[te]), sc$correct[te, j])
 })
 
+test_that("NCA and LMNN folds score as predict() of the kernel candidate fitted on the fold", {
+  d <- sc_data()
+  ks <- sc_kernels()
+  xs <- scale(d$x)
+  args <- list(dim = 3, tol = 1e-4)
+  for (l in c("nca", "lmnn")) {
+    sc <- score_candidates(d$x, d$y, learner = l, candidates = "kernels", kernels = ks[2:3],
+                           seed = 2, strategy = "exhaustive", learner_args = args)
+    for (j in 1:2) for (f in c(1, 4)) {
+      te <- sc$folds == f
+      fit <- kmaha(xs[!te, ], droplevels(d$y[!te]), learner = l, kernel = ks[[j + 1]],
+                   scale = FALSE, learner_args = args)
+      expect_identical(as.character(predict(fit, xs[te, ])) == as.character(d$y[te]),
+                       sc$correct[te, j], label = paste(l, sc$curve$label[j], "fold", f))
+    }
+  }
+})
+
+# The calls of the compiled code (cpp_*()) that `expr` makes, in order.
+core_calls <- function(expr) {
+  ns <- asNamespace("kmaha")
+  calls <- character()
+  nms <- grep("^cpp_", ls(ns), value = TRUE)
+  orig <- mget(nms, envir = ns)
+  put <- function(nm, f) {
+    unlockBinding(nm, ns)
+    assign(nm, f, envir = ns)
+    lockBinding(nm, ns)
+  }
+  on.exit(for (nm in nms) put(nm, orig[[nm]]))
+  for (nm in nms) local({
+    f <- orig[[nm]]
+    n <- nm
+    put(n, function(...) {
+      calls <<- c(calls, n)
+      f(...)
+    })
+  })
+  force(expr)
+  calls
+}
+
+test_that("a fold is fit, then score: two calls of the core, one Gram matrix per kernel", {
+  d <- sc_data()
+  ks <- sc_kernels()[2:3]
+  fit_call <- c(nca = "cpp_nca_fit", lmnn = "cpp_lmnn_fit", dne = "cpp_dne_fit")
+  for (l in names(fit_call)) {
+    calls <- core_calls(score_candidates(d$x, d$y, learner = l, candidates = "kernels",
+                                         kernels = ks, folds = 3, seed = 1,
+                                         strategy = "exhaustive"))
+    # 2 kernels x 3 folds: per fold the KPCA (projecting the held-out rows)
+    # and the learner (voting them); one Gram matrix per kernel
+    expect_identical(sort(unique(calls)),
+                     sort(c("cpp_kernel_matrix", "cpp_kpca_gram", fit_call[[l]])), label = l)
+    expect_identical(c(sum(calls == "cpp_kernel_matrix"), sum(calls == "cpp_kpca_gram"),
+                       sum(calls == fit_call[[l]])), c(2L, 6L, 6L), label = l)
+    # "auto" adds the unweighted sum (as a kernel), the linear learner (one
+    # call per fold) and Euclidean k-NN (one)
+    calls <- core_calls(score_candidates(d$x, d$y, learner = l, kernels = ks, folds = 3,
+                                         seed = 1, strategy = "exhaustive"))
+    expect_identical(sum(calls == fit_call[[l]]), 12L, label = l)
+    expect_identical(sum(calls == "cpp_knn_classify"), 3L, label = l)
+    expect_identical(sum(calls == "cpp_kpca_gram"), 9L, label = l)
+    expect_identical(sum(calls == "cpp_kernel_matrix"), 3L, label = l)
+    expect_false(any(c("cpp_pipeline_apply", "cpp_class_neighbors", "cpp_dne_neighbors",
+                       "cpp_kpca_kernel") %in% calls), label = l)
+  }
+})
+
+test_that("folds that share a Gram matrix score as folds that evaluate the kernel", {
+  d <- sc_data()
+  ks <- sc_kernels()
+  shared <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 7,
+                             strategy = "exhaustive")
+  ns <- asNamespace("kmaha")
+  old <- get("gram_share_max_rows", ns)
+  unlockBinding("gram_share_max_rows", ns)
+  assign("gram_share_max_rows", 0L, envir = ns)
+  on.exit({
+    assign("gram_share_max_rows", old, envir = ns)
+    lockBinding("gram_share_max_rows", ns)
+  })
+  own <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 7,
+                          strategy = "exhaustive")
+  expect_identical(shared$correct, own$correct)
+  expect_identical(shared$curve$degenerate, own$curve$degenerate)
+})
+
 test_that("folds score NCA and LMNN at the scoring tolerance, unless the user sets tol", {
   d <- sc_data()
   xs <- scale(d$x)
