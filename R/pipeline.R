@@ -9,9 +9,11 @@
 # (what a cross-validation fold needs), fit_model() the whole model from raw
 # inputs (what the public functions return).  New rows go through a fitted
 # pipeline by one entry into the core, pipeline_apply(): predict(),
-# fitted(), the scoring of cross-validation folds and the projection of
-# kpca() fits all use it.  Every function here takes the call's context
-# `ctx` (R/core.R), resolved once by the front end.
+# fitted() and the projection of kpca() fits use it; the held-out rows of a
+# cross-validation fold go through the same core functions inside the
+# fold's fitting calls (fit_pipeline() with `heldout`).  Every function
+# here takes the call's context `ctx` (R/core.R), resolved once by the
+# front end.
 
 # --------------------------------------------------------------------------
 # Input scaling.

@@ -42,8 +42,9 @@ std::unique_ptr<const arma::vec> r_vector(SEXP s, const char* what) {
 }  // namespace
 
 // The one path from inputs to learned coordinates and votes
-// (kmaha/pipeline.hpp): predict(), fitted(), the scoring of cross-validation
-// folds and the projection of kpca() fits.
+// (kmaha/pipeline.hpp): predict(), fitted() and the projection of kpca()
+// fits (a cross-validation fold's held-out rows go through the same core
+// functions inside its fitting calls: src/kpca.cpp, src/heldout.h).
 //   type "transform": the n_new x d learned coordinates of the rows of x
 //     (without a map `L`, the feature map's coordinates);
 //   "class", "prob": list(class = 1-based codes, prob = n_new x p vote
