@@ -15,7 +15,9 @@
 #'    [parallelly::availableCores()] reads it (e.g. `SLURM_CPUS_PER_TASK`);
 #'    elsewhere 2, or 1 on a machine with a single core
 #'    ([future::availableCores()]): kmaha never uses more than 2 threads
-#'    unless told to.
+#'    unless told to. (Of what availableCores() reads, the CPU affinity,
+#'    which it gets by running the `nproc` program, is read once per
+#'    session; options and environment variables count on every call.)
 #'
 #' Inside a scheduler's job the count never exceeds the job's allocation: an
 #' option or environment variable that asks for more (also one set in the
@@ -47,7 +49,7 @@ kmaha_threads <- function(n = NULL) {
     set <- thread_setting()$value
     if (!is.null(set)) return(if (is.null(alloc)) set else min(set, alloc))
     if (!is.null(alloc)) return(alloc)
-    return(min(2L, as.integer(future::availableCores())))
+    return(min(2L, available_cores()))
   }
   n <- check_count(n, "n")
   old <- kmaha_threads()
@@ -87,8 +89,32 @@ job_allocation <- function() {
   in_job <- any(nzchar(v[c("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")])) ||
     (nzchar(v[["JOB_ID"]]) && nzchar(v[["NSLOTS"]]))
   if (!in_job) return(NULL)
-  max(1L, as.integer(future::availableCores()))
+  max(1L, available_cores())
 }
+
+# The CPUs this process may use, as future::availableCores() reads them
+# (options, environment variables, cgroups, schedulers), with its "nproc"
+# method (the CPU affinity, read by running the `nproc` program: about 10
+# ms, which every call of a kmaha function paid through its context) run
+# once per session: a process's affinity does not change while R runs.
+available_cores <- function() {
+  methods <- eval(formals(future::availableCores)$methods,
+                  envir = environment(future::availableCores))
+  n <- as.integer(future::availableCores(methods = setdiff(methods, "nproc")))
+  if ("nproc" %in% methods) {
+    if (is.null(kmaha_session$nproc)) {
+      # (where nproc cannot tell, e.g. it is not installed, availableCores()
+      # answers its default instead, named otherwise)
+      v <- future::availableCores(methods = "nproc")
+      kmaha_session$nproc <- if (identical(names(v), "nproc")) as.integer(v) else NA_integer_
+    }
+    if (!is.na(kmaha_session$nproc)) n <- min(n, kmaha_session$nproc)
+  }
+  max(1L, n)
+}
+
+# What kmaha reads once per session.
+kmaha_session <- new.env(parent = emptyenv())
 
 # The thread count of one call: the function's `num_threads` argument when
 # given (validated), else the package setting.

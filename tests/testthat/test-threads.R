@@ -26,6 +26,23 @@ test_that("thread count: argument > option > environment > default", {
   expect_identical(kmaha_threads(), 2L)
 })
 
+test_that("the machine's CPUs are read as future reads them, nproc once per session", {
+  expect_identical(kmaha:::available_cores(), as.integer(future::availableCores()))
+  # after the first reading, a PATH without the nproc program changes
+  # nothing: it is not run again
+  old_path <- Sys.getenv("PATH")
+  on.exit(Sys.setenv(PATH = old_path), add = TRUE)
+  first <- kmaha:::available_cores()
+  expect_false(is.null(kmaha:::kmaha_session$nproc))
+  Sys.setenv(PATH = "")
+  expect_identical(kmaha:::available_cores(), first)
+  # an option future reads still counts on every call
+  old <- options(mc.cores = 1L, kmaha.num_threads = NULL)
+  on.exit(options(old), add = TRUE)
+  Sys.setenv(PATH = old_path)
+  with_thread_env(NA, expect_identical(kmaha_threads(), 1L))
+})
+
 test_that("bad thread settings give clear errors", {
   old <- options(kmaha.num_threads = 0)
   on.exit(options(old), add = TRUE)
