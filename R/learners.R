@@ -212,7 +212,10 @@ check_learner_args <- function(learner_args) {
 # matrix when gram = TRUE): NULL for NCA; the k nearest same-class rows for
 # LMNN and learner functions with a `targets` argument; list(same, other)
 # for DNE.  Targets given in the options are checked and used instead.
-find_targets <- function(spec, src, y, ctx, gram = FALSE) {
+# `learner_coords`: src is what the learner fits on; then linear LMNN and
+# DNE find their neighbours in the call that fits the map (NULL here, see
+# fit_map()).
+find_targets <- function(spec, src, y, ctx, gram = FALSE, learner_coords = FALSE) {
   o <- spec$opts
   if (!is.null(o$targets)) {
     arg <- spec$argname("targets")
@@ -221,6 +224,9 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE) {
                                  k = if (isTRUE(o$k_given)) o$k, require_any = TRUE))
   }
   if (!isTRUE(spec$wants_targets)) return(NULL)
+  if (learner_coords && !gram && isTRUE(spec$builtin) && spec$name %in% c("lmnn", "dne")) {
+    return(NULL)
+  }
   k <- spec$target_k
   yi <- as.integer(y)
   if (spec$name %in% c("dne", "kdne")) return(core_dne_neighbors(src, yi, k, gram, ctx))

@@ -148,15 +148,12 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
                          warn = TRUE, label_errors = FALSE, standardized = FALSE,
                          heldout = NULL, k = 1L) {
   fm <- fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
-  core_targets <- isTRUE(spec$builtin) && spec$name %in% c("lmnn", "dne") &&
-    isTRUE(spec$wants_targets) && fspec$type != "kernel_rows" &&
-    (neighbors == "feature" || fspec$type == "identity")
-  targets <- if (core_targets) {
-    NULL
-  } else if (fspec$type == "kernel_rows") {
+  targets <- if (fspec$type == "kernel_rows") {
     find_targets(spec, fm$reg, y, ctx, gram = TRUE)
+  } else if (neighbors == "input" && fspec$type != "identity") {
+    find_targets(spec, xs, y, ctx)
   } else {
-    find_targets(spec, if (neighbors == "input") xs else fm$coords, y, ctx)
+    find_targets(spec, fm$coords, y, ctx, learner_coords = TRUE)
   }
   check_map_dim(spec, ncol(fm$coords), fm$describe)
   k <- as.integer(min(k, nrow(xs)))

@@ -1,5 +1,6 @@
 // Glue for DNE and KDNE (kmaha/dne.hpp): the map from neighbour lists.  The
-// lists themselves come from cpp_dne_neighbors() (src/knn.cpp).
+// lists come from cpp_dne_neighbors() (src/knn.cpp), or DNE's fitting call
+// finds them by the same search (glue.h).
 #include "glue.h"
 #include "heldout.h"
 #include <kmaha/dne.hpp>
@@ -22,8 +23,7 @@ Rcpp::List cpp_dne_fit(const arma::mat& x, SEXP same, SEXP other, int dim,
       throw kmaha::error("dne: one class code per row of x is needed");
     arma::umat s, o;
     if (find) {
-      kmaha::same_other_neighbors(x, yy, static_cast<arma::uword>(std::max(k, 1)), s, o,
-                                  256, c);
+      kmaha_glue::dne_lists(x, yy, static_cast<arma::uword>(std::max(k, 1)), s, o, c);
     } else {
       s = kmaha_glue::index_from_r(Rcpp::IntegerMatrix(same));
       o = kmaha_glue::index_from_r(Rcpp::IntegerMatrix(other));

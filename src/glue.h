@@ -219,6 +219,20 @@ inline Rcpp::IntegerMatrix index_to_r(const arma::umat& idx) {
   return out;
 }
 
+// The neighbour searches behind the learners' targets (kmaha/neighbors.hpp),
+// with their block sizes, for every glue that runs them: the k nearest
+// same-class (same = true) or other-class rows of x (LMNN's targets), and
+// DNE's same- and other-class lists.
+inline arma::umat class_targets(const arma::mat& x, const arma::uvec& y, arma::uword k,
+                                bool same, const kmaha::context& c) {
+  return kmaha::class_neighbors(x, y, k, same, 512, c);
+}
+
+inline void dne_lists(const arma::mat& x, const arma::uvec& y, arma::uword k,
+                      arma::umat& same, arma::umat& other, const kmaha::context& c) {
+  kmaha::same_other_neighbors(x, y, k, same, other, 256, c);
+}
+
 // A kernel object made by rbf_kernel() & co. (already validated in R).
 inline kmaha::kernel_spec kernel_from_list(const Rcpp::List& k) {
   kmaha::kernel_spec s;

@@ -27,7 +27,7 @@ Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,
                                         int k, bool same, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
-    const arma::umat idx = kmaha::class_neighbors(x, yy, k, same, 512, c);
+    const arma::umat idx = kmaha_glue::class_targets(x, yy, k, same, c);
     return kmaha_glue::index_to_r(idx);
   });
 }
@@ -45,7 +45,7 @@ Rcpp::List cpp_dne_neighbors(const arma::mat& x, const arma::ivec& y, int k,
     if (gram) {
       kmaha::same_other_neighbors_gram(x, yy, k, same, other, c);
     } else {
-      kmaha::same_other_neighbors(x, yy, k, same, other, 256, c);
+      kmaha_glue::dne_lists(x, yy, k, same, other, c);
     }
     return Rcpp::List::create(Rcpp::Named("same") = kmaha_glue::index_to_r(same),
                               Rcpp::Named("other") = kmaha_glue::index_to_r(other));

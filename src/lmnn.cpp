@@ -17,8 +17,8 @@ arma::mat regulariser_from_r(const Rcpp::Nullable<Rcpp::NumericMatrix>& reg) {
 
 // Fit LMNN.  x: n x D inputs, y: 1-based class codes, targets: n x k 1-based
 // (NA = none), or NULL: the target_k nearest same-class rows of x, found
-// here (and returned as `targets`), init: d x D starting map (a 0 x 0 matrix: the D x D
-// identity), solver: "M", "L" or "Lfull" (the L-form without its low-rank
+// here (and returned as `targets`), init: d x D starting map (a 0 x 0
+// matrix: the D x D identity), solver: "M", "L" or "Lfull" (the L-form without its low-rank
 // mode; for tests and benchmarks); dense_max and max_pairs set how the
 // L-form solver visits impostor pairs (see kmaha::lmnn::options; exposed for
 // tests); metric: return M = L'L (D x D; otherwise an empty matrix); span:
@@ -80,8 +80,8 @@ Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y,
       };
   const arma::umat tg =
       Rf_isNull(targets)
-          ? kmaha::class_neighbors(x, yy, static_cast<arma::uword>(std::max(target_k, 1)),
-                                   true, 512, c)
+          ? kmaha_glue::class_targets(x, yy, static_cast<arma::uword>(std::max(target_k, 1)),
+                                      true, c)
           : kmaha_glue::index_from_r(Rcpp::IntegerMatrix(targets));
   const kmaha::lmnn::result r = kmaha::lmnn::fit(
       x, yy, tg, init, regulariser_from_r(reg), o,
