@@ -21,6 +21,10 @@ cpp_knn_classify <- function(x, y, p, q, k, self, ctx) {
     .Call(`_kmaha_cpp_knn_classify`, x, y, p, q, k, self, ctx)
 }
 
+cpp_knn_votes <- function(x, y, p, q, ks, ctx) {
+    .Call(`_kmaha_cpp_knn_votes`, x, y, p, q, ks, ctx)
+}
+
 cpp_class_neighbors <- function(x, y, k, same, ctx) {
     .Call(`_kmaha_cpp_class_neighbors`, x, y, k, same, ctx)
 }

@@ -220,14 +220,15 @@ as_plain_frame <- function(d, arg) {
 #'
 #' **Cross-validation** ([cv_kernel()], or `kernel_choice$cv` of a
 #' [kmaha()] fit with `kernel = "cv"` or `"auto"`): `tidy()` gives one row
-#' per candidate: `candidate` (its label), `kind` (`"kernel"`, `"linear"`,
-#' `"unweighted"`, `"align"`), `sigma` (`NA` without one), `mean` and `sd`
-#' (of the fold accuracies), `std.error` (`sd / sqrt(folds)`), `folds` (the
+#' per pipeline scored (candidate and learner): `candidate` (its label),
+#' `kind` (`"kernel"`, `"linear"`, `"euclidean"`, `"unweighted"`, `"align"`),
+#' `learner`, `sigma` (`NA` without one), `k` (the pipeline's best k), `mean`
+#' and `sd` (of the fold accuracies at that k), `std.error` (`sd / sqrt(folds)`), `folds` (the
 #' folds it was fitted on), `dropped` (by the fast strategy after the first
 #' fold) and `chosen`. `glance()`: `learner`, `folds`, `candidates`,
 #' `strategy`, `rule`, `fits`, `failed_fits`, `warned_fits`, `chosen` (the
 #' chosen candidate's label), `accuracy` and `sd` (its mean and standard
-#' deviation) and `k`. `augment()` gives one row per training row of the
+#' deviation) and `k` (its k). `augment()` gives one row per training row of the
 #' cross-validation (the rows of `data`, when given, else a column `.row`)
 #' with `.fold` (the fold that held it out) and whether it was classified
 #' correctly when held out: `.correct` for the chosen candidate, or, with
@@ -335,8 +336,9 @@ NULL
 tidy.kmaha_cv <- function(x, ...) {
   check_dots_empty("tidy()", ...)
   cu <- x$curve
-  data.frame(candidate = cu$label, kind = cu$kind, sigma = cu$sigma,
-             mean = cu$mean, sd = cu$sd,
+  data.frame(candidate = cu$label, kind = cu$kind,
+             learner = cu$learner %||% rep(NA_character_, nrow(cu)), sigma = cu$sigma,
+             k = as.integer(cu[["k"]] %||% rep(x$k[1], nrow(cu))), mean = cu$mean, sd = cu$sd,
              std.error = ifelse(cu$n_ok > 0L, cu$sd / sqrt(cu$n_ok), NA_real_),
              folds = as.integer(cu$n_ok), dropped = cu$dropped,
              screen = cu$screen %||% rep(NA_real_, nrow(cu)),
@@ -360,7 +362,9 @@ glance.kmaha_cv <- function(x, ...) {
              chosen = if (is.null(x$best)) NA_character_ else x$curve$label[x$best],
              accuracy = if (is.null(x$best)) NA_real_ else x$curve$mean[x$best],
              sd = if (is.null(x$best)) NA_real_ else x$curve$sd[x$best],
-             k = as.integer(x$k), stringsAsFactors = FALSE)
+             k = if (is.null(x$best)) NA_integer_ else
+               as.integer((x$curve[["k"]] %||% rep(x$k[1], nrow(x$curve)))[x$best]),
+             stringsAsFactors = FALSE)
 }
 
 #' @rdname tidy.kmaha_cv

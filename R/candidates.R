@@ -44,7 +44,14 @@ short_kernel_label <- function(kernel) {
 #    the unweighted sum.  The aligned combination is not among them: on the
 #    development data it was never better than the unweighted sum when both
 #    were scored (bench/screen-study.R), and the LP alignment is degenerate.
-candidate_set <- function(type, kernels) {
+#  "fixed": the one candidate `cand` (a kernel given to kmaha(), or none),
+#    scored when the learner or k is chosen.
+candidate_set <- function(type, kernels, cand = NULL) {
+  if (type == "fixed") {
+    # fitted as given (no cap on the map's rows, see candidate_spec())
+    cand$fixed <- TRUE
+    return(list(cand))
+  }
   base <- lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i))
   switch(type,
     kernels = base,

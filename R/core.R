@@ -94,6 +94,10 @@ core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
   core_run(cpp_kdne_fit(K, same, other, dim, eps, ctx))
 }
 
+core_knn_votes <- function(x, y, p, q, ks, ctx) {
+  core_run(cpp_knn_votes(x, y, p, q, as.integer(ks), ctx))
+}
+
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
   core_run(cpp_knn_classify(x, y, p, q, k, self, ctx))
 }

@@ -56,6 +56,54 @@ learner_spec <- function(learner, args = list(),
   builtin_spec(name, args, argname)
 }
 
+# The learners kernel choice scores: `learner` as kmaha() takes it ("auto",
+# a built-in name or a function).  A list of specs, one per learner: "auto"
+# gives those of auto_learners, each with the options of `args` it takes
+# (an option no learner takes is an error) and the entries of a list
+# args[[name]] (options for that learner alone, e.g. learner_args =
+# list(lmnn = list(mu = 0.3))); anything else a list of one spec.
+learner_specs <- function(learner, args = list(),
+                          argname = function(a) paste0("learner_args$", a)) {
+  if (!identical(learner, "auto")) return(list(learner_spec(learner, args, argname)))
+  own <- intersect(names(args), auto_learners)
+  for (nm in own) {
+    if (!is.list(args[[nm]])) {
+      stopf("`%s` must be a named list of options for %s alone, e.g. list(k = 5).",
+            argname(nm), learner_label(nm))
+    }
+  }
+  shared <- args[setdiff(names(args), own)]
+  takes <- lapply(auto_learners, learner_option_names)
+  none <- setdiff(names(shared), unlist(takes))
+  if (length(none)) {
+    stopf("With learner = \"auto\", %s is an option of none of the learners (%s); the options they take: %s.",
+          paste(sQuote(vapply(none, argname, ""), FALSE), collapse = ", "),
+          paste(vapply(auto_learners, learner_label, ""), collapse = ", "),
+          paste(sort(unique(unlist(takes))), collapse = ", "))
+  }
+  specs <- lapply(seq_along(auto_learners), function(i) {
+    nm <- auto_learners[i]
+    a <- c(shared[intersect(names(shared), takes[[i]])], args[[nm]])
+    sub_name <- function(o) if (o %in% names(args[[nm]])) paste0(argname(nm), "$", o) else argname(o)
+    builtin_spec(nm, a[!duplicated(names(a), fromLast = TRUE)], sub_name)
+  })
+  names(specs) <- auto_learners
+  specs
+}
+
+# The learners `learner = "auto"` chooses among (on the same folds).
+auto_learners <- c("nca", "lmnn", "dne")
+
+# The spec that stands for a set of learners in settings and messages: the
+# one learner's own, or "auto".
+learner_set_spec <- function(specs) {
+  if (length(specs) == 1L) return(specs[[1]])
+  list(name = "auto", label = sprintf("auto (%s)", paste(vapply(specs, `[[`, "", "label"),
+                                                           collapse = ", ")),
+       builtin = TRUE, args = list(), opts = list(), argname = function(a) a,
+       wants_targets = FALSE)
+}
+
 # The spec of a built-in learner (also the kernel-trick ones): unknown
 # options are an error naming them and the options the learner takes.
 builtin_spec <- function(name, args, argname = function(a) a) {
@@ -271,8 +319,8 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     custom = fit_custom_map(spec, z, y, targets),
     euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list(),
                      score = if (!is.null(score))
-                       core_knn_classify(z, as.integer(y), score$classes, score$x, score$k,
-                                         FALSE, ctx)$class))
+                       core_knn_votes(z, as.integer(y), score$classes, score$x,
+                                      pmin(score$k, nrow(z)), ctx)))
 }
 
 # The identity map: kNN in the Euclidean metric of the learner's

@@ -139,15 +139,18 @@ feature_dim <- function(state, D) {
 #
 # A fold is *fit, then score*: with `heldout` (the fold's held-out rows,
 # scaled as xs) the feature map's call projects them and the learner's call
-# votes them among the k nearest training points in the learned metric
-# (`heldout` in the result: the classes as codes of the levels of y), so a
+# votes them among the k nearest training points in the learned metric, for
+# every k of `k` from one neighbour search (`heldout` in the result: the
+# classes as codes of the levels of y, one column per k), so a
 # fold of a built-in learner crosses into the core twice.  Other learners,
 # and feature maps the core does not project in the fit (kernel rows), vote
 # through pipeline_apply(), the entry predict() uses.
 fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
                          warn = TRUE, label_errors = FALSE, standardized = FALSE,
-                         heldout = NULL, k = 1L) {
-  fm <- fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
+                         heldout = NULL, k = 1L, fm = NULL) {
+  # `fm`: the feature map already fitted on xs (with `heldout` projected),
+  # shared by the learners a fold scores
+  fm <- fm %||% fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
   targets <- if (fspec$type == "kernel_rows") {
     find_targets(spec, fm$reg, y, ctx, gram = TRUE)
   } else if (neighbors == "input" && fspec$type != "identity") {
@@ -156,7 +159,7 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
     find_targets(spec, fm$coords, y, ctx, learner_coords = TRUE)
   }
   check_map_dim(spec, ncol(fm$coords), fm$describe)
-  k <- as.integer(min(k, nrow(xs)))
+  k <- as.integer(pmin(k, nrow(xs)))
   score <- if (!is.null(heldout) && !is.null(fm$new_coords)) {
     list(x = fm$new_coords, k = k, classes = nlevels(y))
   }
@@ -176,9 +179,11 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
               targets = fit$targets %||% targets, convergence = fit$convergence,
               details = fit$details, describe = fm$describe, degenerate = fm$degenerate)
   if (!is.null(heldout)) {
-    out$heldout <- fit$score %||% as.integer(pipeline_apply(
+    # one column per k
+    out$heldout <- fit$score %||% vapply(k, function(kk) as.integer(pipeline_apply(
       list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y),
-      heldout, "class", k, ctx))
+      heldout, "class", kk, ctx)), integer(nrow(heldout)))
+    dim(out$heldout) <- c(nrow(heldout), length(k))
   }
   out
 }

@@ -89,6 +89,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_knn_votes
+Rcpp::IntegerMatrix cpp_knn_votes(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, const arma::ivec& ks, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_knn_votes(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP ksSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type ks(ksSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_knn_votes(x, y, p, q, ks, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_class_neighbors
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP, SEXP ctxSEXP) {
@@ -392,6 +407,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
+    {"_kmaha_cpp_knn_votes", (DL_FUNC) &_kmaha_cpp_knn_votes, 6},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
     {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},

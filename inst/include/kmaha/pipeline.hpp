@@ -249,6 +249,23 @@ inline knn_result pipeline_classify(const pipeline_model& m, const arma::mat& x,
   return knn_classify(*m.embedding, m.y, m.classes, z, k, false, ctx);
 }
 
+// The classes of each new point voted by its ks[j] nearest reference
+// points, for every j (n_new x ks.n_elem, 0-based): one transform and one
+// neighbour search for all the k (a cross-validation fold scores several k
+// at once, see knn_vote_ks()).
+inline arma::umat pipeline_classify_ks(const pipeline_model& m, const arma::mat& x,
+                                       const arma::mat* Kx, const arma::uvec& ks,
+                                       const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  detail::check_reference(m, z.n_cols);
+  if (ks.is_empty()) throw error("pipeline: no k to vote with");
+  const arma::uword kmax = ks.max();
+  if (ks.min() < 1 || kmax > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
+  return knn_vote_ks(idx, m.y, m.classes, ks);
+}
+
 // Leave-one-out votes of the reference points themselves (each left out of
 // its own neighbours): the fitted classes of the training points.
 inline knn_result pipeline_loo(const pipeline_model& m, arma::uword k,
