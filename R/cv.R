@@ -67,8 +67,9 @@
 #'   `landmarks` (a number, or a matrix of points), every fold's KPCA uses
 #'   the Nystrom method, and a number of landmarks is drawn within each
 #'   fold's training part.
-#' @param seed `NULL`, or a number for [set.seed()] used to draw the folds and
-#'   the parallel random streams (the global random state is restored after).
+#' @param seed `NULL`, or a number that seeds the folds and the parallel
+#'   random streams, with the same draws under any [RNGkind()] (the session's
+#'   random state and kind are restored after).
 #' @param strategy `"fast"` (the screen, then the learner on three kernels)
 #'   or `"exhaustive"` (every kernel on every fold); see Details.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the

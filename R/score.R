@@ -159,7 +159,7 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   if (!is.null(seed)) {
     restore <- save_rng()
     on.exit(restore(), add = TRUE)
-    set.seed(seed)
+    set_kmaha_seed(seed)
   }
   large <- base$large
   rows <- NULL
@@ -591,6 +591,16 @@ make_folds <- function(y, folds, arg = "folds") {
   id <- as.integer(factor(folds))
   if (max(id) < 2L) stopf("`%s` must define at least two folds.", arg)
   id
+}
+
+# kmaha's `seed`: the same generator whatever the session's RNGkind()
+# (tune and the future-based frameworks run their work under
+# "L'Ecuyer-CMRG", where set.seed(1) alone starts another stream), so that
+# seed = s draws the same folds everywhere.  The caller keeps its own state
+# and kind with save_rng().
+set_kmaha_seed <- function(seed) {
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion",
+           sample.kind = "Rejection")
 }
 
 # The caller's random state, and a function that puts it back: the seed
