@@ -51,10 +51,10 @@ DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-quadprog r-cran-lpsolve r-cran-testthat r-cran-kernlab \
   r-cran-mlbench r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
   r-cran-class r-cran-roxygen2 r-cran-generics r-cran-globals r-cran-parallelly \
-  r-cran-ggplot2 r-cran-broom pandoc qpdf ccache
+  r-cran-ggplot2 r-cran-broom r-cran-tibble pandoc qpdf ccache
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \
   quadprog lpSolve testthat kernlab mlbench caret knitr rmarkdown callr class \
-  generics globals parallelly ggplot2 broom
+  generics globals parallelly ggplot2 broom tibble
 # Files that go into the tarball (bench/, tools/ and .ci/ do not).
 PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/null | \
   grep -Ev '^(bench|tools|\.ci)/|^Makefile$$' | while read f; do [ -f "$$f" ] && echo "$$f"; done)

@@ -117,7 +117,7 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
 # Text wrapped to the console (or 80 columns), each line led by `indent`;
 # the first line led by `first` instead.
 wrap_lines <- function(text, indent = "  ", first = indent) {
-  width <- max(40L, min(getOption("width", 80L), 100L) - 1L)
+  width <- max(20L, getOption("width", 80L) - 1L)
   out <- strwrap(paste(text, collapse = " "), width = width, indent = 0L, exdent = 0L,
                  prefix = indent, initial = first)
   paste0(out, "\n", collapse = "")
@@ -127,9 +127,9 @@ wrap_lines <- function(text, indent = "  ", first = indent) {
 print.kmaha_scores <- function(x, ...) {
   auto <- any(x$curve$kind %in% c("euclidean", "linear"))
   what <- if (auto) "candidate pipelines" else "kernels"
-  cat(sprintf("<kmaha %s> %d-fold CV of %s, %d %s (kNN k = %d)\n",
-              if (inherits(x, "kmaha_cv")) "cv" else "scores",
-              ncol(x$accuracy), x$learner, nrow(x$curve), what, x$k))
+  cat(wrap_lines(sprintf("<kmaha %s> %d-fold CV of %s, %d %s (kNN k = %d)",
+                         if (inherits(x, "kmaha_cv")) "cv" else "scores",
+                         ncol(x$accuracy), x$learner, nrow(x$curve), what, x$k), first = ""))
   strategy <- x$strategy %||% "exhaustive"
   ker <- x$curve$kind == "kernel"
   if (strategy == "fast" && !is.null(x$curve$screen) && any(!is.na(x$curve$screen))) {
@@ -139,7 +139,7 @@ print.kmaha_scores <- function(x, ...) {
     cat(wrap_lines(sprintf("fast strategy: %d of %d %s dropped after the first fold; %d fits",
                            sum(x$curve$dropped), nrow(x$curve), what, x$n_fits)))
   } else {
-    cat(sprintf("  %s strategy: %d fits\n", strategy, x$n_fits))
+    cat(wrap_lines(sprintf("%s strategy: %d fits", strategy, x$n_fits)))
   }
   if (!is.null(x$best)) {
     cat(wrap_lines(sprintf("chosen: %s (mean accuracy %.3f)", x$curve$label[x$best],
@@ -162,8 +162,8 @@ print.kmaha_scores <- function(x, ...) {
                            nrow(x$errors), x$errors$message[1])))
   }
   if (NROW(x$warnings)) {
-    cat(sprintf("  %d fit(s) gave warnings (see $warnings)\n",
-                nrow(unique(x$warnings[c("candidate", "fold")]))))
+    cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)",
+                           nrow(unique(x$warnings[c("candidate", "fold")])))))
   }
   invisible(x)
 }
@@ -187,16 +187,17 @@ summary.kmaha_scores <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_scores <- function(x, ...) {
-  cat(sprintf("%d-fold cross-validation of %s (kNN k = %d, %s strategy, %d fits)\n",
-              x$folds, x$learner, x$k, x$strategy, x$n_fits))
+  cat(wrap_lines(sprintf("%d-fold cross-validation of %s (kNN k = %d, %s strategy, %d fits)",
+                         x$folds, x$learner, x$k, x$strategy, x$n_fits), first = ""))
   print_candidates(x$table)
   why <- x$explain %||% x$reason
   if (length(why)) cat(wrap_lines(why, indent = "  ", first = "Chosen because: "))
   if (nrow(x$errors)) {
-    cat(sprintf("%d fit(s) failed and were left out of the choice:\n", nrow(x$errors)))
+    cat(wrap_lines(sprintf("%d fit(s) failed and were left out of the choice:", nrow(x$errors)),
+                   first = ""))
     print(utils::head(x$errors, 5L), row.names = FALSE)
   }
-  if (x$n_warned) cat(sprintf("%d fit(s) gave warnings (see $warnings)\n", x$n_warned))
+  if (x$n_warned) cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)", x$n_warned), first = ""))
   invisible(x)
 }
 
