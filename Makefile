@@ -7,6 +7,9 @@
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
 #   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make site      builds the pkgdown site into SITE_DIR (default
+#                  .make/site) with the suggested frameworks on R_LIBS,
+#                  after pkgdown's check of the reference index
 #   make check-scripts  checks that every call in the scripts of bench/ and
 #                  data-raw/ resolves and that every file in inst/extdata/
 #                  names its script (tools/check-scripts.R; also run by .ci/run)
@@ -84,7 +87,7 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts site
 
 # What make deps checks: the R packages, and the programs the build and
 # check use (pandoc for the vignettes, qpdf for check, ccache for speed).
@@ -193,6 +196,20 @@ valgrind: install
 bench: install
 	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
 	  $(RSCRIPT) bench/$$f.R || exit 1; done
+
+# The pkgdown site, built from the checkout as it is (no hand edits: every
+# help topic must be in _pkgdown.yml's reference index, which the check
+# says first; .ci/run runs that check too).  pkgdown.internet = FALSE: it
+# would otherwise look the package up on CRAN and Bioconductor.  About 6
+# minutes on the project machine.
+SITE_DIR ?= $(STAMPS)/site
+site: install suggests
+	$(RSCRIPT) -e 'pkgdown::check_pkgdown()'
+	$(call logged,site,TZ=$${TZ:-UTC} R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
+	  $(RSCRIPT) -e 'options(pkgdown.internet = FALSE); \
+	    pkgdown::build_site(override = list(destination = "$(abspath $(SITE_DIR))"), \
+	                        preview = FALSE, new_process = FALSE)')
+	@echo "site: $(abspath $(SITE_DIR))/index.html"
 
 check-scripts:
 	$(RSCRIPT) tools/check-scripts.R --self-test

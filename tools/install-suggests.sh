@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the suggested modelling frameworks (tidymodels, mlr3) so that the
-# adapters' tests run, and batchtools and future.batchtools for the Slurm
-# tests; `make test` does not need them (those tests skip).
+# adapters' tests run, batchtools and future.batchtools for the Slurm
+# tests, and pkgdown for the site (`make site`; .ci/run checks its
+# reference index); `make test` does not need them (those tests skip).
 #   tools/install-suggests.sh LIB
 # Debian's r-cran-* packages first (as root), for what Debian has at a
 # recent enough version; then tools/install-suggests.R installs the rest
@@ -14,7 +15,7 @@ deb="r-cran-furrr r-cran-slider r-cran-warp r-cran-prettyunits \
   r-cran-checkmate r-cran-uuid r-cran-palmerpenguins r-cran-generics \
   r-cran-digest r-cran-r6 r-cran-globals r-cran-withr r-cran-tidyselect \
   r-cran-glue r-cran-magrittr r-cran-ggplot2 r-cran-tidyr r-cran-numderiv \
-  r-cran-batchtools r-cran-future.batchtools"
+  r-cran-batchtools r-cran-future.batchtools r-cran-pkgdown"
 # apt-get waits for another apt-get or dpkg that holds the package
 # manager's lock (up to KMAHA_APT_LOCK_WAIT seconds, 900 by default)
 # instead of failing at once: dpkg's own wait for its lock, and a retry of
