@@ -6,7 +6,7 @@
 #                  runs the test suite under them; prints the error counts
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
-#   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make bench     runs the quick benchmarks of bench/ (bench/run.R; bench/README.md)
 #   make site      builds the pkgdown site into SITE_DIR (default
 #                  .make/site) with the suggested frameworks on R_LIBS,
 #                  after pkgdown's check of the reference index
@@ -193,9 +193,10 @@ valgrind: install
 	  echo "valgrind errors: $${errors:-?}   (test run exit status $$status)"; \
 	  [ "$${errors:-1}" -eq 0 ] && [ $$status -eq 0 ]
 
+# The quick benchmarks of the suite (bench/run.R lists them all; `Rscript
+# bench/run.R all` runs every one, hours).
 bench: install
-	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
-	  $(RSCRIPT) bench/$$f.R || exit 1; done
+	$(RSCRIPT) bench/run.R quick
 
 # The pkgdown site, built from the checkout as it is (no hand edits: every
 # help topic must be in _pkgdown.yml's reference index, which the check

@@ -71,7 +71,7 @@
 #' keeping 95% of the landmark-span variance (at most 200 components,
 #' kmaha 0.4.0's default) lost up to 0.05 of test accuracy against keeping
 #' every component, 99% up to 0.018, and even 99.9% up to 0.028 with
-#' KPCA-trick NCA (`bench/nystrom-rank.R`). A learner's time grows with the
+#' KPCA-trick NCA (`bench/studies/nystrom-rank.R`). A learner's time grows with the
 #' number of components, so pass a smaller `rank` for speed, as [kmaha()]
 #' does above 2000 rows (`rank = 100`): on Letter (16 000 training rows,
 #' 1000 landmarks, `rbf_kernel(1)`) NCA took 18 s with 114 components
@@ -280,7 +280,7 @@ kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx,
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
   lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method, ctx)
   # The default keeps every component above tol (see ?kpca, "Default rank
-  # under Nystrom", and bench/nystrom-rank.R for the rules measured).
+  # under Nystrom", and bench/studies/nystrom-rank.R for the rules measured).
   auto <- is.null(rank)
   if (auto) args$rank <- nrow(lm$points)
   fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,

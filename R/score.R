@@ -47,7 +47,7 @@
 #' numerically degenerate, or so narrow that nearest neighbours are almost
 #' orthogonal in feature space. All of it is one call of the compiled code,
 #' from one product of the inputs, for built-in kernels. On the development
-#' data (`bench/screen-study.R`) the pipelines chosen this way were as
+#' data (`bench/studies/screen-study.R`) the pipelines chosen this way were as
 #' accurate as those of the exhaustive scoring. Screened-out kernels keep
 #' their screen score in `curve$screen` and have no learner score (`mean` is
 #' `NA`, `dropped` is `TRUE`). Kernels evaluated in R (see
@@ -300,7 +300,7 @@ kernel_grid <- function(kernels) {
 # At most `m` rows for the screen, drawn at random within each fold and
 # class in proportion (all rows when there are not more): the screen only
 # ranks bandwidths, which a sample of this size ranks as the whole does, and
-# its cost grows with the cube of the rows (bench/default-dev.R).
+# its cost grows with the cube of the rows (bench/studies/default-dev.R).
 screen_rows <- function(y, fold_id, m) {
   n <- length(y)
   if (n <= m) return(seq_len(n))
@@ -318,7 +318,7 @@ screen_max_rows <- 150L
 # the development data DNE on 32 components screened as well as k-NN on the
 # 8 leading ones (kernel = "auto"'s test accuracy 0.8547 / 0.8416 against
 # 0.8543 / 0.8423 for NCA / DNE), and unlike it picks the bandwidths that
-# separate two thin concentric rings (bench/screen-study.R).
+# separate two thin concentric rings (bench/studies/screen-study.R).
 screen_components <- 32L
 
 # Base kernels in the order the screen ranks them: those it scored, most
