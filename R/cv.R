@@ -220,7 +220,9 @@ plot.kmaha_cv <- function(x, ...) {
   # (crosses) and the candidates without a sigma (grey reference lines).  A
   # symbol-only entry has line type 0 and a line-only one no symbol (NA).
   # It gets a right margin of its own, so it never covers the curve.
-  any_dropped <- any(dropped[ker])
+  # (a kernel dropped before it was scored has no mean, so no cross: the
+  # legend names the crosses only when one is drawn)
+  any_dropped <- any(dropped[ker] & !is.na(cu$mean[ker]))
   leg <- c(sprintf("chosen: %s", cu$label[b]),
            if (any_dropped) "dropped after the first fold",
            cu$label[other])
