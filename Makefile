@@ -12,7 +12,9 @@
 #                  after pkgdown's check of the reference index
 #   make check-scripts  checks that every call in the scripts of bench/ and
 #                  data-raw/ resolves and that every file in inst/extdata/
-#                  names its script (tools/check-scripts.R; also run by .ci/run)
+#                  names its script (tools/check-scripts.R), and that no file
+#                  names a path that does not exist (tools/check-pointers.R);
+#                  both also run by .ci/run
 #   make suggests  installs the suggested tidymodels and mlr3 packages into
 #                  SUGGESTS_LIB (not needed by demo or test, whose adapter
 #                  tests skip without them; used by check and CI)
@@ -215,6 +217,7 @@ site: install suggests
 check-scripts:
 	$(RSCRIPT) tools/check-scripts.R --self-test
 	$(RSCRIPT) tools/check-scripts.R
+	$(RSCRIPT) tools/check-pointers.R
 
 clean:
 	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so $(STAMPS)
