@@ -67,8 +67,9 @@
 #'   `landmarks` (a number, or a matrix of points), every fold's KPCA uses
 #'   the Nystrom method, and a number of landmarks is drawn within each
 #'   fold's training part.
-#' @param seed `NULL`, or a number for [set.seed()] used to draw the folds and
-#'   the parallel random streams (the global random state is restored after).
+#' @param seed `NULL`, or a number that seeds the folds and the parallel
+#'   random streams, with the same draws under any [RNGkind()] (the session's
+#'   random state and kind are restored after).
 #' @param strategy `"fast"` (the screen, then the learner on three kernels)
 #'   or `"exhaustive"` (every kernel on every fold); see Details.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
@@ -122,7 +123,7 @@ k_words <- function(k) {
 # Text wrapped to the console (or 80 columns), each line led by `indent`;
 # the first line led by `first` instead.
 wrap_lines <- function(text, indent = "  ", first = indent) {
-  width <- max(40L, min(getOption("width", 80L), 100L) - 1L)
+  width <- max(20L, getOption("width", 80L) - 1L)
   out <- strwrap(paste(text, collapse = " "), width = width, indent = 0L, exdent = 0L,
                  prefix = indent, initial = first)
   paste0(out, "\n", collapse = "")
@@ -134,8 +135,7 @@ print.kmaha_scores <- function(x, ...) {
   what <- if (auto) "candidate pipelines" else "kernels"
   cat(wrap_lines(sprintf("<kmaha %s> %d-fold CV of %s, %d %s (%s)",
                          if (inherits(x, "kmaha_cv")) "cv" else "scores",
-                         ncol(x$accuracy), x$learner, nrow(x$curve), what, k_words(x$k)),
-                 indent = "  ", first = ""))
+                         ncol(x$accuracy), x$learner, nrow(x$curve), what, k_words(x$k)), first = ""))
   strategy <- x$strategy %||% "exhaustive"
   # base kernels, once each (a kernel has one row per learner)
   ker <- x$curve$kind == "kernel" & !duplicated(x$curve$candidate %||% seq_len(nrow(x$curve)))
@@ -146,7 +146,7 @@ print.kmaha_scores <- function(x, ...) {
     cat(wrap_lines(sprintf("fast strategy: %d of %d %s dropped after the first fold; %d fits",
                            sum(x$curve$dropped), nrow(x$curve), what, x$n_fits)))
   } else {
-    cat(sprintf("  %s strategy: %d fits\n", strategy, x$n_fits))
+    cat(wrap_lines(sprintf("%s strategy: %d fits", strategy, x$n_fits)))
   }
   if (!is.null(x$best)) {
     cat(wrap_lines(sprintf("chosen: %s (mean accuracy %.3f%s)", x$curve$label[x$best],
@@ -170,8 +170,8 @@ print.kmaha_scores <- function(x, ...) {
                            nrow(x$errors), x$errors$message[1])))
   }
   if (NROW(x$warnings)) {
-    cat(sprintf("  %d fit(s) gave warnings (see $warnings)\n",
-                nrow(unique(x$warnings[c("candidate", "fold")]))))
+    cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)",
+                           nrow(unique(x$warnings[c("candidate", "fold")])))))
   }
   invisible(x)
 }
@@ -197,16 +197,16 @@ summary.kmaha_scores <- function(object, ...) {
 #' @export
 print.summary.kmaha_scores <- function(x, ...) {
   cat(wrap_lines(sprintf("%d-fold cross-validation of %s (%s, %s strategy, %d fits)",
-                         x$folds, x$learner, k_words(x$k), x$strategy, x$n_fits),
-                 indent = "  ", first = ""))
+                         x$folds, x$learner, k_words(x$k), x$strategy, x$n_fits), first = ""))
   print_candidates(x$table)
   why <- x$explain %||% x$reason
   if (length(why)) cat(wrap_lines(why, indent = "  ", first = "Chosen because: "))
   if (nrow(x$errors)) {
-    cat(sprintf("%d fit(s) failed and were left out of the choice:\n", nrow(x$errors)))
+    cat(wrap_lines(sprintf("%d fit(s) failed and were left out of the choice:", nrow(x$errors)),
+                   first = ""))
     print(utils::head(x$errors, 5L), row.names = FALSE)
   }
-  if (x$n_warned) cat(sprintf("%d fit(s) gave warnings (see $warnings)\n", x$n_warned))
+  if (x$n_warned) cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)", x$n_warned), first = ""))
   invisible(x)
 }
 
@@ -233,7 +233,9 @@ plot.kmaha_cv <- function(x, ...) {
   # (crosses) and the candidates without a sigma (grey reference lines).  A
   # symbol-only entry has line type 0 and a line-only one no symbol (NA).
   # It gets a right margin of its own, so it never covers the curve.
-  any_dropped <- any(dropped[ker])
+  # (a kernel dropped before it was scored has no mean, so no cross: the
+  # legend names the crosses only when one is drawn)
+  any_dropped <- any(dropped[ker] & !is.na(cu$mean[ker]))
   leg <- c(sprintf("chosen: %s", cu$label[b]),
            if (any_dropped) "dropped after the first fold",
            cu$label[other])

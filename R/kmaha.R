@@ -185,8 +185,9 @@
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
 #'   all with eigenvalue above `tol` relative to the largest).
-#' @param seed `NULL` or a number: the seed for the cross-validation folds
-#'   (the global random state is restored afterwards).
+#' @param seed `NULL` or a number: the seed for the cross-validation folds,
+#'   giving the same folds under any [RNGkind()] (the session's random state
+#'   and kind are restored afterwards).
 #' @param landmarks `NULL` (exact KPCA), or the number of Nystrom landmarks,
 #'   or a numeric matrix of landmark points with the columns of `x` (see
 #'   Large n).

@@ -439,39 +439,44 @@ summary.kmaha_model <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_model <- function(x, ...) {
-  cat(x$title, "\n", sep = "")
+  # Every line of prose wraps at getOption("width") (wrap_lines()).
+  cat(wrap_lines(x$title, indent = "  ", first = ""))
   if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
   if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
-    cat("Candidates (cross-validated accuracy):\n")
+    cat(wrap_lines("Candidates (cross-validated accuracy):", first = ""))
     print_candidates(x$candidates)
   }
   if (!is.null(x$alignment)) {
-    cat("Aligned combination (base kernels with non-zero weight):\n")
+    cat(wrap_lines("Aligned combination (base kernels with non-zero weight):", first = ""))
     print(x$alignment, row.names = FALSE, digits = 4)
   }
-  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
-              x$n, if (isTRUE(x$precomputed)) "precomputed Gram matrix" else x$n_features,
-              x$coords, x$dim[1], x$dim[2]))
-  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  cat(wrap_lines(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d",
+                         x$n, if (isTRUE(x$precomputed)) "precomputed Gram matrix" else x$n_features,
+                         x$coords, x$dim[1], x$dim[2]), indent = "  ", first = ""))
+  if (!is.null(x$rank_note)) cat(wrap_lines(sprintf("(%s)", x$rank_note), indent = "   ", first = "  "))
   if (!is.null(x$variance_kept)) {
-    cat(sprintf("  share of the feature-space variance in the KPCA coordinates: %.4f\n",
-                x$variance_kept))
+    cat(wrap_lines(sprintf("share of the feature-space variance in the KPCA coordinates: %.4f",
+                           x$variance_kept)))
   }
-  if (!is.null(x$neighbors)) cat("Target neighbours found in: ", x$neighbors, "\n", sep = "")
+  if (!is.null(x$neighbors)) {
+    cat(wrap_lines(x$neighbors, indent = "  ", first = "Target neighbours found in: "))
+  }
   cat("Class sizes:\n")
   print(x$classes)
   if (length(x$settings)) {
-    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
-                            sep = " = ", collapse = ", "), "\n", sep = "")
+    cat(wrap_lines(paste(names(x$settings), vapply(x$settings, format, ""),
+                         sep = " = ", collapse = ", "), indent = "  ", first = "Settings: "))
   }
-  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
-  if (!is.null(x$solution)) cat("  ", x$solution, "\n", sep = "")
+  if (!is.null(x$convergence)) cat(wrap_lines(x$convergence, indent = "  ", first = "Optimizer: "))
+  if (!is.null(x$solution)) cat(wrap_lines(x$solution))
   if (!is.null(x$objective)) {
     cat(sprintf("Objective: %.6g\n", x$objective))
-    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+    if (!is.null(x$objective_meaning)) {
+      cat(wrap_lines(sprintf("(%s)", x$objective_meaning), indent = "   ", first = "  "))
+    }
   }
-  cat(accuracy_words(x$k, x$train_accuracy, short = FALSE), "\n", sep = "")
+  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy, short = FALSE), indent = "  ", first = ""))
   invisible(x)
 }
 

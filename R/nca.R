@@ -56,7 +56,7 @@
 #' minimises a slightly different objective; a nearest-neighbour rule only
 #' uses its direction, and on Letter (16 000 training rows) the mini-batch
 #' map classified the test set at least as well as the full-batch one in a
-#' fraction of the time (`bench/README-scale.md`). `"auto"` uses
+#' fraction of the time (`bench/results/scale.md`). `"auto"` uses
 #' `"minibatch"` above 5 000 rows and `"lbfgs"` (the exact objective)
 #' otherwise. The reported `objective` of a mini-batch fit is the mean of
 #' the scaled batch objectives over the last 50 steps, an estimate.
@@ -206,7 +206,7 @@ pca_directions <- function(xs, dim) {
 }
 
 # nca(method = "auto") switches to mini-batches above this many rows (see
-# bench/README-scale.md for the measurements behind it).
+# bench/results/scale.md for the measurements behind it).
 nca_minibatch_min_n <- 5000L
 
 # Mini-batch NCA: batches drawn from R's random number generator as

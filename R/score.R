@@ -53,7 +53,7 @@
 #' numerically degenerate, or so narrow that nearest neighbours are almost
 #' orthogonal in feature space. All of it is one call of the compiled code,
 #' from one product of the inputs, for built-in kernels. On the development
-#' data (`bench/screen-study.R`) the pipelines chosen this way were as
+#' data (`bench/studies/screen-study.R`) the pipelines chosen this way were as
 #' accurate as those of the exhaustive scoring. Screened-out kernels keep
 #' their screen score in `curve$screen` and have no learner score (`mean` is
 #' `NA`, `dropped` is `TRUE`). Kernels evaluated in R (see
@@ -171,7 +171,7 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   if (!is.null(seed)) {
     restore <- save_rng()
     on.exit(restore(), add = TRUE)
-    set.seed(seed)
+    set_kmaha_seed(seed)
   }
   large <- base$large
   rows <- NULL
@@ -326,7 +326,7 @@ kernel_grid <- function(kernels) {
 # At most `m` rows for the screen, drawn at random within each fold and
 # class in proportion (all rows when there are not more): the screen only
 # ranks bandwidths, which a sample of this size ranks as the whole does, and
-# its cost grows with the cube of the rows (bench/default-dev.R).
+# its cost grows with the cube of the rows (bench/studies/default-dev.R).
 screen_rows <- function(y, fold_id, m) {
   n <- length(y)
   if (n <= m) return(seq_len(n))
@@ -344,7 +344,7 @@ screen_max_rows <- 150L
 # the development data DNE on 32 components screened as well as k-NN on the
 # 8 leading ones (kernel = "auto"'s test accuracy 0.8547 / 0.8416 against
 # 0.8543 / 0.8423 for NCA / DNE), and unlike it picks the bandwidths that
-# separate two thin concentric rings (bench/screen-study.R).
+# separate two thin concentric rings (bench/studies/screen-study.R).
 screen_components <- 32L
 
 # Base kernels in the order the screen ranks them: those it scored, most
@@ -715,6 +715,16 @@ make_folds <- function(y, folds, arg = "folds") {
   id <- as.integer(factor(folds))
   if (max(id) < 2L) stopf("`%s` must define at least two folds.", arg)
   id
+}
+
+# kmaha's `seed`: the same generator whatever the session's RNGkind()
+# (tune and the future-based frameworks run their work under
+# "L'Ecuyer-CMRG", where set.seed(1) alone starts another stream), so that
+# seed = s draws the same folds everywhere.  The caller keeps its own state
+# and kind with save_rng().
+set_kmaha_seed <- function(seed) {
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion",
+           sample.kind = "Rejection")
 }
 
 # The caller's random state, and a function that puts it back: the seed

@@ -35,7 +35,7 @@ test_that("rings: KDNE keeps every feature direction, i.e. the feature-space met
   # X'(D - W)X is negative here, so DNE keeps all three directions and its
   # metric is the plain feature-space distance, which on these rings is better
   # than the input-space one but does not isolate the radius (see NOTE in
-  # bench/README-kernel.md).
+  # bench/results/kernel-choice.md).
   kf <- kmaha(rings_tr$x, rings_tr$y, learner = "dne", kernel = poly_kernel(2),
               scale = FALSE)
   expect_identical(dim(kf$L), c(3L, 3L))

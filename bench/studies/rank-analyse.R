@@ -1,16 +1,16 @@
-# Replays kernel = "auto"'s rule on the records of bench/screen-study.R
+# Replays kernel = "auto"'s rule on the records of bench/studies/screen-study.R
 # with the kernel candidates (the screen's base kernel and the unweighted
-# sum) scored and fitted under each rank policy of bench/rank-study.R: mean
+# sum) scored and fitted under each rank policy of bench/studies/rank-study.R: mean
 # test accuracy, worst set against max(Euclidean 1-NN, linear learner), and
 # the seconds of the kernel candidates' fold fits and final fits.
-#   Rscript bench/rank-analyse.R
+#   Rscript bench/studies/rank-analyse.R
 suppressMessages(library(kmaha))
 sel_auto <- getFromNamespace("auto_select", "kmaha")
-files <- c(list.files("bench/results/rank-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$"), list.files("bench/results/rank-study-cache2", full.names = TRUE, pattern = "_[0-9]+\\.rds$"))
+files <- c(list.files("bench/studies/results/rank-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$"), list.files("bench/studies/results/rank-study-cache2", full.names = TRUE, pattern = "_[0-9]+\\.rds$"))
 rows <- list()
 for (f in files) {
   rk <- readRDS(f)
-  rec <- readRDS(file.path("bench/results/screen-study-cache", basename(f)))
+  rec <- readRDS(file.path("bench/studies/results/screen-study-cache", basename(f)))
   for (lr in unique(vapply(rk$res, `[[`, "", "learner"))) {
     g <- rec$gold[[lr]]
     tr <- rec$truth

@@ -4,8 +4,8 @@
 # kmaha:::split_rows() with seed 1) and on generated p >> n problems.
 #
 # Run it once per installed version and compare the two outputs:
-#   KMAHA_LIB=/path/to/old/lib Rscript bench/dne-dimension.R 10 > old.txt
-#   KMAHA_LIB=/path/to/new/lib Rscript bench/dne-dimension.R 10 > new.txt
+#   KMAHA_LIB=/path/to/old/lib Rscript bench/studies/dne-dimension.R 10 > old.txt
+#   KMAHA_LIB=/path/to/new/lib Rscript bench/studies/dne-dimension.R 10 > new.txt
 # Argument: number of splits (default 10). Needs KMAHA_DATA_DIR (yeast, musk2).
 #
 # Columns: euclid = 1-NN on the standardized inputs; linear = dne(x, y);

@@ -1,19 +1,19 @@
 # How many KPCA components do the kernel candidates of kernel = "auto" need?
-# On the records of bench/screen-study.R (same sets, splits and folds), for
+# On the records of bench/studies/screen-study.R (same sets, splits and folds), for
 # the base kernel the screen would pass to the learner and for the unweighted
 # sum, the learner's 5-fold CV (held-out correctness of every training row)
 # and the test accuracy of the fit on the whole training split, under rank
 # policies: every component above tol = 1e-8 (today), a fixed cap, and the
 # relative tolerances 1e-4, 1e-3, 1e-2 (components whose eigenvalue exceeds
-# that share of the largest).  bench/rank-analyse.R replays kernel =
-# "auto"'s rule with each policy.  Usage, after bench/screen-study.R:
-#   Rscript bench/rank-study.R [learners]
+# that share of the largest).  bench/studies/rank-analyse.R replays kernel =
+# "auto"'s rule with each policy.  Usage, after bench/studies/screen-study.R:
+#   Rscript bench/studies/rank-study.R [learners]
 suppressMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(TRUE)
 learners <- if (length(args) >= 1) strsplit(args[1], ",")[[1]] else c("nca", "dne")
-files <- list.files("bench/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
-out_dir <- "bench/results/rank-study-cache"
+files <- list.files("bench/studies/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
+out_dir <- "bench/studies/results/rank-study-cache"
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 options(kmaha.num_threads = 1)
 paper_sets <- paper_datasets()$name
@@ -28,7 +28,7 @@ if (identical(Sys.getenv("KMAHA_RANK_PASS"), "2")) {
   policies <- list(d16 = list(rank = NULL, tol = 1e-8, dim = 16L),
                    d32 = list(rank = NULL, tol = 1e-8, dim = 32L),
                    d64 = list(rank = NULL, tol = 1e-8, dim = 64L))
-  out_dir <- "bench/results/rank-study-cache2"
+  out_dir <- "bench/studies/results/rank-study-cache2"
   dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 }
 ctx <- kmaha:::kmaha_context(1L)

@@ -8,12 +8,12 @@
 #                       need it; the others load from R packages otherwise)
 #   KMAHA_BENCH_SPLITS  number of splits (default 10; the paper used 40)
 #   KMAHA_BENCH_OUT     CSV of per-split results
-#                       (default bench/results/paper_linear.csv)
-# Usage: Rscript bench/paper_linear.R   (with kmaha installed)
+#                       (default bench/studies/results/paper_linear.csv)
+# Usage: Rscript bench/studies/paper_linear.R   (with kmaha installed)
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
 splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "10"))
-out <- Sys.getenv("KMAHA_BENCH_OUT", "bench/results/paper_linear.csv")
+out <- Sys.getenv("KMAHA_BENCH_OUT", "bench/studies/results/paper_linear.csv")
 path <- Sys.getenv("KMAHA_DATA_DIR")
 datasets <- paper_datasets()$name
 if (!nzchar(path)) datasets <- setdiff(datasets, c("yeast", "musk2"))

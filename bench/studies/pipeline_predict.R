@@ -10,7 +10,7 @@
 # new points; the full predict() (which also validates the data frame) is
 # timed for reference.  One thread; median of 21 runs each.
 #
-#   Rscript bench/pipeline_predict.R
+#   Rscript bench/studies/pipeline_predict.R
 suppressMessages(library(kmaha))
 kmaha_threads(1)
 d <- tryCatch(kmaha_data("satellite"), error = function(e) NULL)

@@ -32,24 +32,24 @@
 # package's sources), training sizes below, and Letter (16 000 training
 # rows, 1000 landmarks, NCA, one split: the case behind 0.4.0's rule).
 #
-# Results are appended to bench/results/nystrom_rank.csv as they come (a
+# Results are appended to bench/studies/results/nystrom_rank.csv as they come (a
 # re-run computes only the rules missing there, reusing a fit of the same
 # rank; delete the `default` rows to measure a changed default, or the
 # file to start over);
 # the summary (per dataset, sigma, m and learner: the accuracy of each rule
 # minus that of `all`, mean over the splits) is printed and written to
-# bench/results/nystrom_rank.txt.
+# bench/studies/results/nystrom_rank.txt.
 #
 # The seconds are those of each fit where it ran, on a 2-core machine
 # shared with other jobs (load 2 to 10): indicative only.
 #
-# Usage: Rscript bench/nystrom-rank.R   (about three hours on two loaded cores)
+# Usage: Rscript bench/studies/nystrom-rank.R   (about three hours on two loaded cores)
 #   NYSTROM_SETS=rings,spirals  to run some datasets only
 suppressPackageStartupMessages({ library(kmaha); library(mlbench) })
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
-out_csv <- "bench/results/nystrom_rank.csv"
-out_txt <- "bench/results/nystrom_rank.txt"
+out_csv <- "bench/studies/results/nystrom_rank.csv"
+out_txt <- "bench/studies/results/nystrom_rank.txt"
 
 rings <- function(n, sd = 0.06) {
   t <- runif(n, 0, 2 * pi)
@@ -222,7 +222,7 @@ sink_lines <- c(
           paste(readLines("/proc/loadavg"), collapse = " ")),
   "Seconds: per fit, on a shared 2-core machine (load 2-10 during the runs): indicative only.",
   "Accuracy lost against keeping every component (all), mean over the splits;",
-  "positive = the rule is worse. Columns: the rules (see bench/nystrom-rank.R).",
+  "positive = the rule is worse. Columns: the rules (see bench/studies/nystrom-rank.R).",
   utils::capture.output(print(wide, row.names = FALSE, digits = 3)),
   "", "Mean components kept:",
   utils::capture.output(print(comps[order(comps$learner, comps$dataset, comps$sigma, comps$m), ],

@@ -1,19 +1,19 @@
 # kmaha() at its defaults (kernel = "auto") on data sets the project never
-# tuned to (mlbench, MASS, kernlab; bench/auto-external-data.R), against
+# tuned to (mlbench, MASS, kernlab; bench/studies/auto-external-data.R), against
 # Euclidean 1-NN and linear NCA on the same standardized splits, plus every
 # candidate of the automatic choice fitted on the whole training split (what
 # an oracle could have picked).  One split of one set per cache file
-# (resumable), in bench/results/auto-external-cache/.  Usage, from the
+# (resumable), in bench/studies/results/auto-external-cache/.  Usage, from the
 # package root:
-#   Rscript bench/auto-external.R [splits (e.g. 1:7)] [sets (comma list)]
-# Summary: bench/README-auto.md ("External data"); per-split accuracies of
-# auto / euclidean / nca_linear in bench/results/auto_external.csv.
+#   Rscript bench/studies/auto-external.R [splits (e.g. 1:7)] [sets (comma list)]
+# Summary: bench/studies/auto.md ("External data"); per-split accuracies of
+# auto / euclidean / nca_linear in bench/studies/results/auto_external.csv.
 suppressMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(TRUE)
 splits <- if (length(args) >= 1) eval(parse(text = args[1])) else 1:10
 sets <- if (length(args) >= 2) strsplit(args[2], ",")[[1]] else SETS
-cache_dir <- "bench/results/auto-external-cache"
+cache_dir <- "bench/studies/results/auto-external-cache"
 dir.create(cache_dir, showWarnings = FALSE, recursive = TRUE)
 stamp <- list(packaged = packageDescription("kmaha")$Packaged,
               version = format(packageVersion("kmaha")),

@@ -18,14 +18,14 @@
 #   KMAHA_BENCH_DATASETS  comma-separated names (default: all nine)
 #   KMAHA_BENCH_LEARNERS  comma-separated subset of nca,lmnn,dne
 #   KMAHA_BENCH_KERNELS   comma-separated subset of linear,cv,aligned,unweighted
-#   KMAHA_BENCH_OUT       output CSV (default bench/results/paper_kernel.csv);
+#   KMAHA_BENCH_OUT       output CSV (default bench/studies/results/paper_kernel.csv);
 #                         rows are appended as they finish, so a partial run
 #                         keeps its results
-# Usage: Rscript bench/paper_kernel.R   (with kmaha installed)
+# Usage: Rscript bench/studies/paper_kernel.R   (with kmaha installed)
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(bench_dir, "common.R"))
+source(file.path(bench_dir, "..", "common.R"))
 
 n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "3"))
 datasets <- env_list("KMAHA_BENCH_DATASETS", paper_datasets()$name)

@@ -1,11 +1,11 @@
-# Replays selection rules on the records of bench/screen-study.R (no fitting):
+# Replays selection rules on the records of bench/studies/screen-study.R (no fitting):
 # the learner's exhaustive CV of kernel = "auto"'s candidates (gold) against
 # rules that let a cheap screen shortlist the kernels first.  Prints, per
 # learner, the mean test accuracy of the candidate each rule picks, and the
 # worst set's margin to max(Euclidean 1-NN, linear learner).
-#   Rscript bench/screen-analyse.R
+#   Rscript bench/studies/screen-analyse.R
 suppressMessages(library(kmaha))
-files <- list.files("bench/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
+files <- list.files("bench/studies/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
 recs <- lapply(files, readRDS)
 cat(sprintf("%d records\n", length(recs)))
 sel_auto <- getFromNamespace("auto_select", "kmaha")
@@ -113,12 +113,12 @@ summ <- do.call(rbind, lapply(split(res, list(res$learner, res$rule), drop = TRU
 summ <- summ[order(summ$learner, -summ$mean), ]
 options(width = 200)
 print(summ, row.names = FALSE, digits = 4)
-saveRDS(res, "bench/results/screen-study-cache/replay.rds")
+saveRDS(res, "bench/studies/results/screen-study-cache/replay.rds")
 
 # Kernel-target alignment as the screen: uncentred (the paper's, on the
 # ideal kernel with -1/(p-1) off the classes) and centred (Cortes, Mohri and
 # Rostamizadeh 2012), on the whole training split; recomputed from the data.
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 paper_sets <- paper_datasets()$name
 all_sets <- c(paper_sets, SETS)
 align_scores <- function(rec) {

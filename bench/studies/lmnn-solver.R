@@ -1,7 +1,7 @@
 # The LMNN solver: speed and optimum against kmaha 0.2.0's solver, measured in
 # one run on this machine, one thread.
 #
-#   Rscript bench/lmnn-solver.R [reference library]
+#   Rscript bench/studies/lmnn-solver.R [reference library]
 #
 # The reference library holds kmaha 0.2.0 (e.g. `git worktree add /tmp/ref
 # 2fd71ca && R CMD INSTALL --library=/work/lib-ref /tmp/ref`); without it only
@@ -126,5 +126,5 @@ cat(sprintf("\nKLMNN (21 sigmas): new solver %.3f s median, %.3f s max; within 1
 cat(sprintf("All problems: new within 1%% of the best objective on %d of %d; speed-up over 0.2.0 where both ran: %s\n",
             sum(res$new_within_1pct), nrow(res),
             paste(sprintf("%.1fx", res$speedup[!is.na(res$speedup)]), collapse = ", ")))
-out <- file.path("bench", "results", "lmnn_solver.csv")
+out <- file.path("bench", "studies", "results", "lmnn_solver.csv")
 if (dir.exists(dirname(out))) utils::write.csv(res, out, row.names = FALSE)

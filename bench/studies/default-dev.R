@@ -1,17 +1,17 @@
 # The default kmaha(x, y) end to end on the development splits of
-# bench/screen-study.R (the paper's nine sets and bench/auto-external-data.R's
+# bench/studies/screen-study.R (the paper's nine sets and bench/studies/auto-external-data.R's
 # seventeen, two splits each, the same training rows): test accuracy, choice
 # and CPU seconds, beside the Euclidean 1-NN and linear learner accuracies
 # recorded there.  Variants of the choice's settings are compared by
 # changing an internal constant for one run (the `variant` argument, see
 # `variants` below), never the installed package.
-#   Rscript bench/default-dev.R [learner] [variant] [out.csv]
+#   Rscript bench/studies/default-dev.R [learner] [variant] [out.csv]
 suppressMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(TRUE)
 learner <- if (length(args) >= 1) args[1] else "nca"
 variant <- if (length(args) >= 2) args[2] else "default"
-out <- if (length(args) >= 3) args[3] else sprintf("bench/results/default_dev_%s_%s.csv", learner, variant)
+out <- if (length(args) >= 3) args[3] else sprintf("bench/studies/results/default_dev_%s_%s.csv", learner, variant)
 options(kmaha.num_threads = 1)
 ns <- asNamespace("kmaha")
 set_const <- function(name, value) {
@@ -42,7 +42,7 @@ variants <- list(
   })
 variants[[variant]]()
 paper_sets <- paper_datasets()$name
-files <- list.files("bench/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
+files <- list.files("bench/studies/results/screen-study-cache", full.names = TRUE, pattern = "_[0-9]+\\.rds$")
 rows <- list()
 for (f in files) {
   rec <- readRDS(f)

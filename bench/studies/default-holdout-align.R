@@ -1,8 +1,8 @@
-# bench/default-holdout.R with the aligned (QP) combination put back among
+# bench/studies/default-holdout.R with the aligned (QP) combination put back among
 # kernel = "auto"'s candidates (as in 0.4.0), to measure what leaving it out
 # in 0.5.0 costs on the hold-out sets.  The installed package is not
 # changed: candidate_set() is replaced in the loaded namespace only.
-#   Rscript bench/default-holdout-align.R [learner] [splits] [out.csv] [sets]
+#   Rscript bench/studies/default-holdout-align.R [learner] [splits] [out.csv] [sets]
 suppressMessages(library(kmaha))
 ns <- asNamespace("kmaha")
 without_align <- get("candidate_set", ns)
@@ -16,9 +16,9 @@ args <- commandArgs(TRUE)
 if (length(args) < 3) {
   learner <- if (length(args) >= 1) args[1] else "nca"
   args <- c(learner, if (length(args) >= 2) args[2] else "1:3",
-            sprintf("bench/results/default_holdout_%s_%s_with_align.csv", learner,
+            sprintf("bench/studies/results/default_holdout_%s_%s_with_align.csv", learner,
                     packageVersion("kmaha")))
 }
 # default-holdout.R reads its arguments with commandArgs(TRUE)
 commandArgs <- function(trailingOnly = FALSE) args
-source("bench/default-holdout.R")
+source("bench/studies/default-holdout.R")

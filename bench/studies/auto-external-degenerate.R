@@ -5,11 +5,11 @@
 # kmaha:::auto_select() picks again; the chosen candidate's recorded test
 # accuracy is looked up.  (The aligned kernel's weights are not recorded,
 # so it is never flagged here.)
-# Usage: Rscript bench/auto-external-degenerate.R [cache dir]
+# Usage: Rscript bench/studies/auto-external-degenerate.R [cache dir]
 suppressPackageStartupMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(trailingOnly = TRUE)
-dir <- if (length(args)) args[1] else "bench/results/auto-external-cache"
+dir <- if (length(args)) args[1] else "bench/studies/results/auto-external-cache"
 fs <- list.files(dir, pattern = "\\.rds$", full.names = TRUE)
 kernels <- paper_kernels()
 sets <- list()
@@ -19,7 +19,7 @@ rows <- lapply(fs, function(f) {
   set <- o$res$set[1]
   if (is.null(sets[[set]])) sets[[set]] <<- load_set(set)
   d <- sets[[set]]
-  # as bench/auto-external.R: constant training columns dropped, then
+  # as bench/studies/auto-external.R: constant training columns dropped, then
   # standardized on the training split (kmaha() scales once, on all of it)
   xtr <- d$x[o$train, , drop = FALSE]
   xs <- scale(xtr[, apply(xtr, 2, function(v) length(unique(v)) > 1), drop = FALSE])

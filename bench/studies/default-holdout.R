@@ -4,7 +4,7 @@
 # split.  Runs on any kmaha version with kmaha(), nca(), lmnn(), dne() and
 # knn_classify() (0.4.0 too): point R_LIBS at the library that holds the
 # version to measure; the version is recorded.
-#   Rscript bench/default-holdout.R [learner] [splits] [out.csv] [sets] [cv_folds]
+#   Rscript bench/studies/default-holdout.R [learner] [splits] [out.csv] [sets] [cv_folds]
 # (cv_folds: kmaha()'s folds, default its own, for comparing fold counts)
 suppressMessages(library(kmaha))
 source("bench/holdout-data.R")
@@ -12,7 +12,7 @@ args <- commandArgs(TRUE)
 learner <- if (length(args) >= 1) args[1] else "nca"
 splits <- if (length(args) >= 2) eval(parse(text = args[2])) else 1:3
 out <- if (length(args) >= 3) args[3] else
-  sprintf("bench/results/default_holdout_%s_%s.csv", learner, packageVersion("kmaha"))
+  sprintf("bench/studies/results/default_holdout_%s_%s.csv", learner, packageVersion("kmaha"))
 sets <- if (length(args) >= 4 && nzchar(args[4])) strsplit(args[4], ",")[[1]] else HOLDOUT_SETS
 fold_arg <- if (length(args) >= 5) list(cv_folds = as.integer(args[5])) else list()
 options(kmaha.num_threads = 1)

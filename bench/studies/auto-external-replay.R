@@ -1,12 +1,12 @@
 # Replays kernel = "auto"'s selection (kmaha:::auto_select(), the installed
-# version) on the cross-validation records that bench/auto-external.R keeps
+# version) on the cross-validation records that bench/studies/auto-external.R keeps
 # per split (its cache), and looks up the test accuracy of the candidate it
 # picks (every candidate was also fitted on the whole training split there).
 # No refit: a change of the selection rule is evaluated in seconds.
-# Usage: Rscript bench/auto-external-replay.R [cache dir]
+# Usage: Rscript bench/studies/auto-external-replay.R [cache dir]
 suppressPackageStartupMessages(library(kmaha))
 args <- commandArgs(trailingOnly = TRUE)
-dir <- if (length(args)) args[1] else "bench/results/auto-external-cache"
+dir <- if (length(args)) args[1] else "bench/studies/results/auto-external-cache"
 fs <- list.files(dir, pattern = "\\.rds$", full.names = TRUE)
 rows <- lapply(fs, function(f) {
   o <- readRDS(f)

@@ -12,10 +12,10 @@
 #   KMAHA_BENCH_NEW_LIB   library holding the version under test (default:
 #                         the first entry of .libPaths())
 #   KMAHA_BENCH_DATASETS, KMAHA_BENCH_LEARNERS as in bench/cv_speed.R.
-# Usage: Rscript bench/pipeline.R  (writes bench/results/pipeline.csv)
+# Usage: Rscript bench/studies/pipeline.R  (writes bench/studies/results/pipeline.csv)
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
 suppressPackageStartupMessages(library(kmaha))
-source(file.path(bench_dir, "common.R"))
+source(file.path(bench_dir, "..", "common.R"))
 info <- paper_datasets()
 datasets <- env_list("KMAHA_BENCH_DATASETS", info$name)
 learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "dne", "lmnn"))
@@ -31,7 +31,7 @@ child <- function(lib, code) {
   f <- file.path(tmp, "child.R")
   writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
                "suppressPackageStartupMessages(library(kmaha))",
-               sprintf("source(%s)", deparse(file.path(bench_dir, "common.R"))),
+               sprintf("source(%s)", deparse(file.path(bench_dir, "..", "common.R"))),
                code), f)
   line_numbers(run_one_core(rscript, f))
 }

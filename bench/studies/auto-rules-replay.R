@@ -10,10 +10,10 @@
 #     paper data, NCA splits 1-3, DNE splits 1-5, LMNN split 1 of five sets,
 #     and NCA on five external sets x 3 splits (the shipped 5-fold folds,
 #     scheme "cv5");
-#   * the external evaluation of the default (bench/auto-external.R; its
+#   * the external evaluation of the default (bench/studies/auto-external.R; its
 #     cache directory as the first argument): 14 sets, 99 splits, NCA.
 #
-# The rules (see bench/README-auto.md, "Rule variants replayed"):
+# The rules (see bench/studies/auto.md, "Rule variants replayed"):
 #   shipped     kmaha:::auto_select() of the installed package;
 #   guard_z     the same with the baseline guard at z standard errors
 #               (a learned candidate must beat the better baseline by more
@@ -25,10 +25,10 @@
 #               (Euclidean still needs one SE over linear), then the winning
 #               single kernel must beat that by more than one SE.
 #
-# Usage: Rscript bench/auto-rules-replay.R [external cache dir]
+# Usage: Rscript bench/studies/auto-rules-replay.R [external cache dir]
 suppressPackageStartupMessages(library(kmaha))
 args <- commandArgs(trailingOnly = TRUE)
-ext_dir <- if (length(args)) args[1] else "bench/results/auto-external-cache"
+ext_dir <- if (length(args)) args[1] else "bench/studies/results/auto-external-cache"
 inv_dir <- Sys.getenv("KMAHA_CVINV_CACHE", file.path("data-raw", "cache", "cv_investigation"))
 options(width = 160)
 

@@ -18,22 +18,22 @@
 #   KMAHA_BENCH_LEARNERS  comma-separated subset of nca,dne,lmnn (default all)
 #   KMAHA_BENCH_SPLITS    splits per dataset (default 10)
 #   KMAHA_BENCH_DATASETS  comma-separated dataset names (default all nine)
-#   KMAHA_BENCH_OUT       per-cell CSV (default bench/results/cv_validate.csv);
+#   KMAHA_BENCH_OUT       per-cell CSV (default bench/studies/results/cv_validate.csv);
 #                         cells already in it are not run again, so a long
 #                         run can be resumed
-# Usage: Rscript bench/cv_validate.R   (kmaha installed; run it on one core,
+# Usage: Rscript bench/studies/cv_validate.R   (kmaha installed; run it on one core,
 # e.g. `taskset -c 0`, and nothing else running)
 suppressPackageStartupMessages(library(kmaha))
 options(width = 150)
 options(kmaha.num_threads = 1L)   # one thread per fit, as in cv_kernel()
 bench_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(bench_dir, "common.R"))
+source(file.path(bench_dir, "..", "common.R"))
 
 learners <- env_list("KMAHA_BENCH_LEARNERS", c("nca", "dne", "lmnn"))
 n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "10"))
 info <- paper_datasets()
 datasets <- env_list("KMAHA_BENCH_DATASETS", info$name)
-out_file <- Sys.getenv("KMAHA_BENCH_OUT", file.path("bench", "results", "cv_validate.csv"))
+out_file <- Sys.getenv("KMAHA_BENCH_OUT", file.path("bench", "studies", "results", "cv_validate.csv"))
 dir.create(dirname(out_file), showWarnings = FALSE, recursive = TRUE)
 
 cat("BLAS:", extSoftVersion()["BLAS"], "\n")
@@ -66,7 +66,7 @@ for (l in learners) for (ds in datasets) {
     next
   }
   for (s in seq_len(n_splits)) {
-    sp <- paper_split(ds, s, info)   # the split of bench/paper_kernel.R
+    sp <- paper_split(ds, s, info)   # the split of bench/studies/paper_kernel.R
     order_st <- if (s %% 2L) c("exhaustive", "fast") else c("fast", "exhaustive")
     for (st in order_st) {
       if (cell_done(l, ds, s, st)) next

@@ -1,6 +1,6 @@
 # Which cheap score predicts the learner's cross-validated choice of kernel?
 # A study on the development sets (the paper's nine and
-# bench/auto-external-data.R's seventeen), used to design the screen of
+# bench/studies/auto-external-data.R's seventeen), used to design the screen of
 # kernel = "auto" (issue 25).  For every set and split, on the standardized
 # training split:
 #
@@ -15,16 +15,16 @@
 #   the components carrying 99% of the trace), DNE on the top 32, and the same
 #   with the KPCA fitted once on the whole training split (transductive).
 #
-# One cache file per set and split (bench/results/screen-study-cache/, not
-# committed); `Rscript bench/screen-study.R [splits] [sets]`, then
-# `Rscript bench/screen-analyse.R` summarises.  Runs on kmaha 0.4.0's API.
+# One cache file per set and split (bench/studies/results/screen-study-cache/, not
+# committed); `Rscript bench/studies/screen-study.R [splits] [sets]`, then
+# `Rscript bench/studies/screen-analyse.R` summarises.  Runs on kmaha 0.4.0's API.
 suppressMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(TRUE)
 splits <- if (length(args) >= 1) eval(parse(text = args[1])) else 1:2
 paper_sets <- paper_datasets()$name
 sets <- if (length(args) >= 2) strsplit(args[2], ",")[[1]] else c(paper_sets, SETS)
-cache_dir <- "bench/results/screen-study-cache"
+cache_dir <- "bench/studies/results/screen-study-cache"
 dir.create(cache_dir, showWarnings = FALSE, recursive = TRUE)
 options(kmaha.num_threads = 1)
 ks <- paper_kernels()
