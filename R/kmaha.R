@@ -392,10 +392,22 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
       check_scores(choice$scores, a)
     } else {
       type <- if (fixed) "fixed" else if (choice$type == "auto") "auto" else "kernels"
-      score_fit(xs, a$y, a$specs, type, a$kernels, cv_folds, a$k, a$neighbors,
-                c(base, list(precomputed = pre)), a$seed, cv_strategy,
-                NULL, ctx, settings = choice_settings(a, cv_strategy),
-                fingerprint = data_fingerprint(a$x, a$y), cand = cand)
+      tryCatch(
+        score_fit(xs, a$y, a$specs, type, a$kernels, cv_folds, a$k, a$neighbors,
+                  c(base, list(precomputed = pre)), a$seed, cv_strategy,
+                  NULL, ctx, settings = choice_settings(a, cv_strategy),
+                  fingerprint = data_fingerprint(a$x, a$y), cand = cand),
+        kmaha_cv_failed_error = function(e) {
+          # A given kernel on which no learner fitted on any fold: the first
+          # learner on all the rows says why in terms of the whole data
+          # (e.g. a `dim` above its coordinates); the CV's error otherwise.
+          if (fixed) {
+            f <- candidate_feature(cand, xs, a$y, base, ctx)
+            fit_pipeline(xs, a$y, f$fspec, candidate_spec(a$specs[[1]], cand), ctx,
+                         neighbors = a$neighbors, warn = FALSE, label_errors = TRUE)
+          }
+          stop(e)
+        })
     }
     rule <- rule %||% if (choice$type == "cv" || identical(scores$type, "kernels")) "cv" else "auto"
     sel <- select_candidate(scores, rule)

@@ -275,6 +275,15 @@ model_kernel_label <- function(x) {
     sprintf("chosen by %d-fold CV%s", ncol(ch$cv$accuracy),
             if (isTRUE(ch$scored)) sprintf(" (rule \"%s\" on given scores)", ch$type) else "")
   }
+  # a given kernel (or none), its learner chosen by CV (learner = "auto")
+  if (!is.null(ch$cv) && !ch$type %in% c(selection_rules, "scores")) {
+    ch2 <- ch
+    ch2$cv <- NULL
+    x$kernel_choice <- ch2
+    given <- model_kernel_label(x) %||% "none (the learner on the inputs)"
+    return(sprintf("%s; the learner %s by %d-fold CV", given,
+                   if (isTRUE(ch$k_chosen)) "and k chosen" else "chosen", ncol(ch$cv$accuracy)))
+  }
   if (fm$type == "identity") {
     if (!is.null(ch$cv)) {
       what <- if (identical(x$learner, "euclidean")) {

@@ -616,7 +616,8 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
   sdv <- at$sd
   n_fits <- sum(vapply(res[ran], function(r) length(r$slots), 0L))
   if (all(is.na(mu))) {
-    stopf("Cross-validation failed for every candidate; first error: %s", err_tab$message[1])
+    stop(errorCondition(sprintf("Cross-validation failed for every candidate; first error: %s",
+                                err_tab$message[1]), class = "kmaha_cv_failed_error"))
   }
   if (nrow(err_tab)) {
     warnf("%d of the %d cross-validation fits (candidate x fold) failed and were left out of the choice; the first error: %s",

@@ -170,7 +170,7 @@ test_that("the fast strategy keeps the clear winner and drops degenerate kernels
     best[[l]] <- ex$best
   }
   fit <- kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,
-               cv_folds = 3, seed = 3, scale = FALSE)
+               cv_folds = 3, seed = 3, scale = FALSE, k = 1)
   expect_identical(fit$kernel_choice$cv$best, best$dne)
   expect_identical(fit$settings$cv_strategy, "fast")
   expect_identical(kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,

@@ -81,7 +81,7 @@ test_that("learner_args reach the learners that take them", {
   expect_identical(own$lmnn$opts$k, 2L)
   expect_identical(own$dne$opts$k, 4L)
   expect_error(kmaha(iris[, 1:4], iris$Species, learner_args = list(foo = 1)),
-               "`learner_args$foo` is an option of none of the learners (NCA, LMNN, DNE)",
+               "'learner_args$foo' is an option of none of the learners (NCA, LMNN, DNE)",
                fixed = TRUE)
   expect_error(kmaha(iris[, 1:4], iris$Species, learner_args = list(lmnn = 3)),
                "`learner_args$lmnn` must be a named list of options for LMNN alone",

@@ -142,9 +142,9 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   expect_error(kmaha(x, y, learner = "dne", kernel = "align_lp", kernels = kk),
                "`kernel = \"align_lp\"` is no longer a kernel choice", fixed = TRUE)
   fc1 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
-               seed = 4)
+               seed = 4, k = 1)
   fc2 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
-               seed = 4)
+               seed = 4, k = 1)
   expect_identical(fc1$kernel_choice$cv$accuracy, fc2$kernel_choice$cv$accuracy)
   expect_identical(fc1$feature_map$kernel, kk[[fc1$kernel_choice$cv$best]])
   direct <- cv_kernel(scale(as.matrix(x)), y, "dne", kk, folds = 3, seed = 4)

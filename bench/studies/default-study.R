@@ -1,4 +1,4 @@
-# The study behind the 0.6.0 default (learner = "auto", k chosen, the better
+# The study behind the default after 0.5.2 (learner = "auto", k chosen, the better
 # baseline kept): on the development splits (the paper's nine sets and
 # bench/auto-external-data.R's seventeen, two splits each) the candidates
 # are scored once with every learner and every k (score_candidates(),
@@ -10,9 +10,9 @@
 # what they read, so they are compared on the same folds and fits.
 #   Rscript bench/default-study.R [out.csv] [sets]
 suppressMessages(library(kmaha))
-source("bench/auto-external-data.R")
+source("bench/studies/auto-external-data.R")
 args <- commandArgs(TRUE)
-out <- if (length(args) >= 1) args[1] else "bench/results/default_study.csv"
+out <- if (length(args) >= 1) args[1] else "bench/studies/results/default_study.csv"
 paper_sets <- paper_datasets()$name
 dev_sets <- c(paper_sets, SETS)
 sets <- if (length(args) >= 2 && nzchar(args[2])) strsplit(args[2], ",")[[1]] else dev_sets
