@@ -81,12 +81,12 @@ cpp_nca_objective <- function(x, y, A, lambda, reg, block, min_parallel_flops, c
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, block, min_parallel_flops, ctx)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx) {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx)
+cpp_nca_fit <- function(x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx)
 }
 
-cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, lambda, batches, learning_rate, ctx)
+cpp_nca_minibatch <- function(x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx) {
+    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx)
 }
 
 cpp_lbfgs_test <- function(fn, gr, x0, max_iter, tol, ctx) {

@@ -147,14 +147,24 @@ core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                         metric, span, reg, score, ctx))
 }
 
+# The NCA start: A0 (d x D), or NULL for the first identity_rows rows of
+# the identity (0: all D), formed by the core in the coordinates it solves
+# in; in_span: A0 holds coordinates on the basis of the span of the centred
+# training points (d x m, m >= its dimension).  span = FALSE: plain NCA on
+# all D inputs even when the span of the centred rows has fewer dimensions
+# (a reference for tests).
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                         rescale_start, ctx, score = NULL) {
-  core_run(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                       rescale_start, score, ctx))
+                         rescale_start, ctx, score = NULL, identity_rows = 0L,
+                         in_span = FALSE, span = TRUE) {
+  core_run(cpp_nca_fit(x, y, A0 %||% matrix(0, 0L, 0L), as.integer(identity_rows),
+                       in_span, lambda, reg, max_iter, tol, verbose, rescale_start,
+                       span, score, ctx))
 }
 
-core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-  core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
+core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx,
+                               identity_rows = 0L, in_span = FALSE, span = TRUE) {
+  core_run(cpp_nca_minibatch(x, y, A0 %||% matrix(0, 0L, 0L), as.integer(identity_rows),
+                             in_span, lambda, batches, learning_rate, span, ctx))
 }
 
 # The one path from inputs to learned coordinates and votes

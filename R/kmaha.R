@@ -49,9 +49,11 @@
 #'   select* ([score_candidates()]). One stratified `cv_folds`-fold
 #'   cross-validation of the whole pipeline scores, on the same folds, the
 #'   plain k-NN on the standardized inputs (`"Euclidean"`: no learned
-#'   metric), the linear learner(s) (`"linear"`), the unweighted sum of
-#'   `kernels`, and the base kernels of `kernels`, each with every learner
-#'   scored (see Learners) and at its best k: with `cv_strategy =
+#'   metric; with at least as many inputs as training points its map is the
+#'   projection onto the span of the centred training points, which finds
+#'   the same neighbours), the linear learner(s) (`"linear"`), the unweighted
+#'   sum of `kernels`, and the base kernels of `kernels`, each with every
+#'   learner scored (see Learners) and at its best k: with `cv_strategy =
 #'   "fast"` a screen passes the most promising base kernel to the learner
 #'   (on each fold, DNE on the 32 leading KPCA components, and k-NN of the
 #'   held-out rows in its metric; see [score_candidates()]), with

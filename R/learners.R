@@ -317,7 +317,7 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
                       principal = principal, score = score),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
     custom = fit_custom_map(spec, z, y, targets),
-    euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list(),
+    euclidean = list(map = euclidean_map(z), convergence = NULL, details = list(),
                      score = if (!is.null(score))
                        core_knn_votes(z, as.integer(y), score$classes, score$x,
                                       pmin(score$k, nrow(z)), ctx)))
@@ -328,6 +328,27 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
 euclidean_spec <- function() {
   list(name = "euclidean", label = "Euclidean", builtin = TRUE, opts = list(),
        args = list(), wants_targets = FALSE, argname = function(a) a)
+}
+
+# The map of Euclidean k-NN on the coordinates z (n x D): the D x D
+# identity, or with at least as many columns as rows (p >> n) the
+# projection B' (r x D) onto the span of the centred rows (B: the leading
+# right singular vectors of the centred z, singular values above 1e-5 of
+# the largest, as the core's spans).  A point's squared distance to a
+# training point differs from the Euclidean one by its squared distance to
+# the affine span of the training points, the same for every training
+# point: the neighbours, votes and predictions are those of the Euclidean
+# metric, and no D x D matrix is formed.  (All rows equal: one zero row,
+# all distances equal, as in the Euclidean metric.)
+euclidean_map <- function(z) {
+  n <- nrow(z)
+  D <- ncol(z)
+  if (D < n) return(diag(1, D))
+  s <- svd(sweep(z, 2L, colMeans(z), check.margin = FALSE), nu = 0L,
+           nv = max(min(n - 1L, D), 1L))
+  keep <- s$d[seq_len(ncol(s$v))] > 1e-5 * s$d[1]
+  if (!any(keep)) return(matrix(0, 1L, D))
+  t(s$v[, keep, drop = FALSE])
 }
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
@@ -345,12 +366,16 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   }
   method <- o$method %||% "lbfgs"
   if (method == "auto") method <- if (nrow(z) > nca_minibatch_min_n) "minibatch" else "lbfgs"
+  # Exact KPCA coordinates are centred, orthogonal columns of positive
+  # variance: their span is all of them, and the core need not look for a
+  # smaller one (an O(n r^2) step).
   res <- if (method == "minibatch") {
-    nca_run_minibatch(z, y, start$A, o, min(o$batch_size, nrow(z)), ctx)
+    nca_run_minibatch(z, y, start, o, min(o$batch_size, nrow(z)), ctx, span = !principal)
   } else {
-    nca_run(fun, z, y, start, reg, o, ctx, score = score)
+    nca_run(fun, z, y, start, reg, o, ctx, score = score, span = !principal)
   }
-  warn_collapsed_map(exp(log_norm(res$map) - log_norm(start$A) - log(res$start_scale %||% 1)),
+  # (the start's norm in the coordinates the core solved in)
+  warn_collapsed_map(exp(log_norm(res$map) - res$start_log_norm - log(res$start_scale %||% 1)),
                      o$lambda, lambda_arg)
   list(map = res$map, convergence = nca_convergence(res),
        details = list(init = start$label, method = method,

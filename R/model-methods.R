@@ -332,6 +332,11 @@ convergence_words <- function(method, cv, in_print = TRUE) {
     return(sprintf("%s (no convergence test)", sub("^mini-batch NCA: ", "", cv$message)))
   }
   unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
+  # NCA solved in the span of the centred training points (p >> n)
+  if (isTRUE(cv$span_rank > 0L)) {
+    unit <- sprintf("%s in the %d-dimensional span of the centred training points",
+                    unit, as.integer(cv$span_rank))
+  }
   if (isTRUE(cv$converged)) {
     sprintf("converged after %d %s%s", as.integer(cv$iterations), unit,
             if (!is.null(cv$stop) && !in_print) sprintf(" (stopped by the %s rule)", cv$stop) else "")

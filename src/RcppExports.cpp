@@ -315,38 +315,44 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, SEXP score, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, int identity_rows, bool in_span, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, bool span, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP identity_rowsSEXP, SEXP in_spanSEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP spanSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< int >::type identity_rows(identity_rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type in_span(in_spanSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< bool >::type rescale_start(rescale_startSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_minibatch
-Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, const arma::imat& batches, double learning_rate, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, int identity_rows, bool in_span, double lambda, const arma::imat& batches, double learning_rate, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP identity_rowsSEXP, SEXP in_spanSEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< int >::type identity_rows(identity_rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type in_span(in_spanSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< const arma::imat& >::type batches(batchesSEXP);
     Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -422,8 +428,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 20},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 11},
-    {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 14},
+    {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 10},
     {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
     {"_kmaha_cpp_pipeline_apply", (DL_FUNC) &_kmaha_cpp_pipeline_apply, 6},
     {"_kmaha_cpp_screen_kernels", (DL_FUNC) &_kmaha_cpp_screen_kernels, 11},
