@@ -23,7 +23,10 @@
 #' kept when it raises \eqn{g} (the step size then grows by half), else undone
 #' and the step size halved. The run stops when a kept step raises \eqn{g}
 #' by less than `tol` relative, or no step raises it any more. Each step
-#' costs an eigen-decomposition of a D x D matrix.
+#' costs an eigen-decomposition of a D x D matrix. The optimum is often of
+#' low rank, where \eqn{g} is not smooth (a dissimilar pair's distance
+#' vanishes); the algorithm then approaches it slowly, and the last few
+#' tenths of a percent of \eqn{g} may take thousands of steps.
 #'
 #' **Diagonal** (`diagonal = TRUE`, the paper's section 2.2):
 #' \eqn{M = \mathrm{diag}(a)} minimising the paper's
@@ -117,13 +120,13 @@ mmc.formula <- function(formula, data, subset, na.action, ...) {
 pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
   fun <- paste0(name, "()")
   x <- check_x(x, "x")
+  if (is.null(pairs) && !is.null(similar)) {
+    stopf("`similar` is given without `pairs`: give both, or neither (pairs are then drawn from `y`).")
+  }
   if (is.null(y) && is.null(pairs)) {
     stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
   }
   if (!is.null(y)) y <- check_y(y, nrow(x), "y")
-  if (is.null(pairs) && !is.null(similar)) {
-    stopf("`similar` is given without `pairs`: give both, or neither (pairs are then drawn from `y`).")
-  }
   ctx <- kmaha_context()
   spec <- public_spec(name, args)
   if (!is.null(pairs)) {

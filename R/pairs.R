@@ -75,7 +75,7 @@ check_pairs <- function(pairs, similar, n, fun) {
 
 # The default number of pairs drawn from c classes: 20 c^2 similar and as
 # many dissimilar ones (metric-learn's num_constraints for each kind).
-default_n_pairs <- function(y) 40L * nlevels(droplevels(y))^2
+default_n_pairs <- function(y) as.integer(40L * nlevels(droplevels(y))^2)
 
 # Pairs drawn from class labels y with R's random number generator: half of
 # n_pairs (rounded up) similar pairs, uniform over the distinct unordered
