@@ -346,6 +346,7 @@ objective_meaning <- function(method, short = TRUE) {
       lmnn = , klmnn = "target-neighbour distances + impostor hinge losses",
       dne = , kdne = "same-class minus other-class neighbour distances",
       lfda = "sum of the largest generalized eigenvalues of local between- vs within-class scatter",
+      mmc = "sum of dissimilar-pair distances, similar pairs' squared distances summing to 1",
       NULL))
   }
   switch(method,
@@ -356,6 +357,7 @@ objective_meaning <- function(method, short = TRUE) {
     dne = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
     kdne = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
     lfda = "the sum of the `dim` largest generalized eigenvalues of the local between-class scatter relative to the local within-class scatter; higher is better",
+    mmc = "the sum over dissimilar pairs of their learned distances, subject to the sum over similar pairs of their squared learned distances being at most 1 (it is 1 at the optimum); higher is better",
     NULL)
 }
 
