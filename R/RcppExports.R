@@ -69,6 +69,30 @@ cpp_gram_degeneracy <- function(K, x, ctx) {
     .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
+cpp_lfda_fit <- function(x, y, dim, k, metric, ridge, span, principal, ctx) {
+    .Call(`_kmaha_cpp_lfda_fit`, x, y, dim, k, metric, ridge, span, principal, ctx)
+}
+
+cpp_rca_fit <- function(x, chunks, dim, ridge, span, principal, ctx) {
+    .Call(`_kmaha_cpp_rca_fit`, x, chunks, dim, ridge, span, principal, ctx)
+}
+
+cpp_mmc_fit <- function(x, pairs, similar, diagonal, max_iter, tol, span, ctx) {
+    .Call(`_kmaha_cpp_mmc_fit`, x, pairs, similar, diagonal, max_iter, tol, span, ctx)
+}
+
+cpp_mmc_diag_objective <- function(x, pairs, similar, a, ctx) {
+    .Call(`_kmaha_cpp_mmc_diag_objective`, x, pairs, similar, a, ctx)
+}
+
+cpp_itml_fit <- function(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx) {
+    .Call(`_kmaha_cpp_itml_fit`, x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx)
+}
+
+cpp_itml_project <- function(A, v, delta, lambda, xi, gamma, ctx) {
+    .Call(`_kmaha_cpp_itml_project`, A, v, delta, lambda, xi, gamma, ctx)
+}
+
 cpp_lmnn_fit <- function(x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx) {
     .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx)
 }

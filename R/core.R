@@ -217,3 +217,39 @@ core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))
 # one.
 core_isa_support <- function() core_run(cpp_isa_support())
 
+
+# LFDA (kmaha/lfda.hpp): y class codes 1..p; dim 0 = all; ridge < 0: 1e-8
+# trace(S_lw); span = FALSE forces the full-dimension path (tests).
+core_lfda_fit <- function(x, y, dim, k, metric, ctx, ridge = -1, span = TRUE,
+                          principal = FALSE) {
+  core_run(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx))
+}
+
+# RCA (kmaha/rca.hpp): chunks integer chunklet ids, NA for rows in none;
+# dim 0: no reduction; ridge < 0: automatic.
+core_rca_fit <- function(x, chunks, dim, ctx, ridge = -1, span = TRUE, principal = FALSE) {
+  core_run(cpp_rca_fit(x, chunks, dim, ridge, span, principal, ctx))
+}
+
+# MMC (kmaha/mmc.hpp): pairs an m x 2 integer matrix of rows of x, similar
+# +1/-1; diagonal = TRUE for the diagonal metric.
+core_mmc_fit <- function(x, pairs, similar, diagonal, max_iter, tol, ctx, span = TRUE) {
+  core_run(cpp_mmc_fit(x, pairs, similar, diagonal, max_iter, tol, span, ctx))
+}
+
+# The diagonal MMC objective and its gradient at weights a (tests).
+core_mmc_diag_objective <- function(x, pairs, similar, a, ctx) {
+  core_run(cpp_mmc_diag_objective(x, pairs, similar, a, ctx))
+}
+
+# ITML (kmaha/itml.hpp): prior NULL (identity) or a D x D matrix; u, l NA:
+# the 5th/95th percentiles.
+core_itml_fit <- function(x, pairs, similar, prior, gamma, u, l, max_iter, tol, ctx,
+                          span = TRUE) {
+  core_run(cpp_itml_fit(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx))
+}
+
+# One ITML Bregman projection (tests).
+core_itml_project <- function(A, v, delta, lambda, xi, gamma, ctx) {
+  core_run(cpp_itml_project(A, v, delta, lambda, xi, gamma, ctx))
+}

@@ -16,7 +16,11 @@ learner_table <- list(
   dne = list(label = "DNE", fun = "dne.default"),
   knca = list(label = "KNCA", fun = "knca.default"),
   klmnn = list(label = "KLMNN", fun = "klmnn.default"),
-  kdne = list(label = "KDNE", fun = "kdne.default"))
+  kdne = list(label = "KDNE", fun = "kdne.default"),
+  lfda = list(label = "LFDA", fun = "lfda.default"),
+  rca = list(label = "RCA", fun = "rca.default"),
+  mmc = list(label = "MMC", fun = "mmc.default"),
+  itml = list(label = "ITML", fun = "itml.default"))
 
 learner_label <- function(method) {
   learner_table[[method]]$label %||% toupper(method)
@@ -118,7 +122,11 @@ builtin_spec <- function(name, args, argname = function(a) a) {
     nca = , knca = nca_opts(args, argname, kernel_trick = name == "knca"),
     lmnn = , klmnn = lmnn_opts(args, argname, kernel_trick = name == "klmnn"),
     dne = dne_opts(args, argname),
-    kdne = dne_opts(args, argname, "kdne"))
+    kdne = dne_opts(args, argname, "kdne"),
+    lfda = lfda_opts(args, argname),
+    rca = rca_opts(args, argname),
+    mmc = mmc_opts(args, argname),
+    itml = itml_opts(args, argname))
   spec <- list(name = name, label = learner_label(name), builtin = TRUE,
                opts = opts, args = args)
   spec$wants_targets <- name %in% c("lmnn", "dne", "klmnn", "kdne") && is.null(opts$targets)
@@ -316,6 +324,12 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
                       principal = principal, score = score),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
+    lfda = fit_lfda_map(o, z, y, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
+                        principal = principal),
+    rca = fit_rca_map(o, z, y, ctx, store_covariance = isTRUE(spec$public) && ncol(z) <= 500L,
+                      principal = principal),
+    mmc = fit_mmc_map(o, z, y, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
+    itml = fit_itml_map(o, z, y, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
     custom = fit_custom_map(spec, z, y, targets),
     euclidean = list(map = euclidean_map(z), convergence = NULL, details = list(),
                      score = if (!is.null(score))

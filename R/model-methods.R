@@ -120,6 +120,9 @@ predict.kmaha_model <- function(object, newdata = NULL,
                    hint = "predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\") and `k`.")
   type <- match_type(type)
   k <- check_count(k, "k")
+  if (is.null(object$y) && type != "transform") {
+    stopf("This model was fitted without class labels (from pairs or chunklets only), so it cannot classify: use type = \"transform\", or refit with `y`.")
+  }
   ctx <- kmaha_context()
   if (is.null(newdata)) {
     if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
@@ -324,7 +327,7 @@ model_coords_label <- function(x) {
 # The optimizer's outcome in words; NULL when unknown.
 convergence_words <- function(method, cv, in_print = TRUE) {
   if (is.null(cv) || is.null(cv$iterations)) return(NULL)
-  if (method %in% c("dne", "kdne")) {
+  if (method %in% c("dne", "kdne", "lfda", "rca")) {
     return("solved exactly by an eigen-decomposition (no iterations)")
   }
   # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
@@ -356,6 +359,8 @@ objective_meaning <- function(method, short = TRUE) {
       nca = , knca = "minus the expected number of points classified correctly",
       lmnn = , klmnn = "target-neighbour distances + impostor hinge losses",
       dne = , kdne = "same-class minus other-class neighbour distances",
+      lfda = "sum of the largest generalized eigenvalues of local between- vs within-class scatter",
+      mmc = "sum of dissimilar-pair distances, similar pairs' squared distances summing to 1",
       NULL))
   }
   switch(method,
@@ -365,6 +370,8 @@ objective_meaning <- function(method, short = TRUE) {
     klmnn = "(1 - mu) * squared feature-space distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(U K U'); lower is better",
     dne = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
     kdne = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
+    lfda = "the sum of the `dim` largest generalized eigenvalues of the local between-class scatter relative to the local within-class scatter; higher is better",
+    mmc = "the sum over dissimilar pairs of their learned distances, subject to the sum over similar pairs of their squared learned distances being at most 1 (it is 1 at the optimum); higher is better",
     NULL)
 }
 
@@ -395,9 +402,11 @@ print.kmaha_model <- function(x, ...) {
   if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
   why <- model_choice_why(x)
   if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
-  cat(wrap_lines(sprintf("%d training points, %s, %d classes; map: %d x %d on the %s",
-                         length(x$y), if (model_precomputed(x)) "a precomputed Gram matrix"
-                         else sprintf("%d inputs", x$n_features), nlevels(x$y), nrow(x$L),
+  cat(wrap_lines(sprintf("%d training points, %s, %s; map: %d x %d on the %s",
+                         nrow(x$embedding), if (model_precomputed(x)) "a precomputed Gram matrix"
+                         else sprintf("%d inputs", x$n_features),
+                         if (is.null(x$y)) "no class labels (transform only)"
+                         else sprintf("%d classes", nlevels(x$y)), nrow(x$L),
                          ncol(x$L), model_coords_label(x))))
   note <- map_rank_note(x$L, x$settings)
   if (!is.null(note)) cat(wrap_lines(sprintf("(%s)", note)))
@@ -410,7 +419,9 @@ print.kmaha_model <- function(x, ...) {
                            if (!is.null(meaning)) paste0(" (", meaning, ")") else ""),
                    indent = "    ", first = "  objective: "))
   }
-  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy), indent = "    ", first = "  "))
+  if (!is.null(x$y)) {
+    cat(wrap_lines(accuracy_words(x$k, x$train_accuracy), indent = "    ", first = "  "))
+  }
   invisible(x)
 }
 

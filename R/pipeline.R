@@ -227,7 +227,8 @@ new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
     kernel_choice = kernel_choice, settings = settings,
     feature_names = feature_names, n_features = n_features %||% ncol(p$coords),
     call = call)
-  if (nrow(emb) > k) {
+  # (a pair or chunklet learner fitted without class labels only transforms)
+  if (!is.null(y) && nrow(emb) > k) {
     model$train_accuracy <- mean(pipeline_apply(model, NULL, "class", k, ctx) == model$y)
   }
   # The learner's own diagnostics (eigenvalues, impostor counts, ...).

@@ -249,6 +249,107 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_lfda_fit
+Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k, std::string metric, double ridge, bool span, bool principal, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lfda_fit(SEXP xSEXP, SEXP ySEXP, SEXP dimSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP ridgeSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< double >::type ridge(ridgeSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_rca_fit
+Rcpp::List cpp_rca_fit(const arma::mat& x, const Rcpp::IntegerVector& chunks, int dim, double ridge, bool span, bool principal, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_rca_fit(SEXP xSEXP, SEXP chunksSEXP, SEXP dimSEXP, SEXP ridgeSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type chunks(chunksSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type ridge(ridgeSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_rca_fit(x, chunks, dim, ridge, span, principal, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mmc_fit
+Rcpp::List cpp_mmc_fit(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, bool diagonal, int max_iter, double tol, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mmc_fit(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP diagonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< bool >::type diagonal(diagonalSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mmc_fit(x, pairs, similar, diagonal, max_iter, tol, span, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mmc_diag_objective
+Rcpp::List cpp_mmc_diag_objective(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, const arma::vec& a, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mmc_diag_objective(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP aSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type a(aSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mmc_diag_objective(x, pairs, similar, a, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_itml_fit
+Rcpp::List cpp_itml_fit(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, SEXP prior, double gamma, double u, double l, int max_iter, double tol, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_itml_fit(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP priorSEXP, SEXP gammaSEXP, SEXP uSEXP, SEXP lSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type u(uSEXP);
+    Rcpp::traits::input_parameter< double >::type l(lSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_itml_fit(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_itml_project
+Rcpp::List cpp_itml_project(arma::mat A, const arma::vec& v, double delta, double lambda, double xi, double gamma, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_itml_project(SEXP ASEXP, SEXP vSEXP, SEXP deltaSEXP, SEXP lambdaSEXP, SEXP xiSEXP, SEXP gammaSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< arma::mat >::type A(ASEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type v(vSEXP);
+    Rcpp::traits::input_parameter< double >::type delta(deltaSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< double >::type xi(xiSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_itml_project(A, v, delta, lambda, xi, gamma, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lmnn_fit
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, SEXP targets, int target_k, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, bool metric, bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP score, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP target_kSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP metricSEXP, SEXP spanSEXP, SEXP regSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
@@ -425,6 +526,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 8},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
+    {"_kmaha_cpp_lfda_fit", (DL_FUNC) &_kmaha_cpp_lfda_fit, 9},
+    {"_kmaha_cpp_rca_fit", (DL_FUNC) &_kmaha_cpp_rca_fit, 7},
+    {"_kmaha_cpp_mmc_fit", (DL_FUNC) &_kmaha_cpp_mmc_fit, 8},
+    {"_kmaha_cpp_mmc_diag_objective", (DL_FUNC) &_kmaha_cpp_mmc_diag_objective, 5},
+    {"_kmaha_cpp_itml_fit", (DL_FUNC) &_kmaha_cpp_itml_fit, 11},
+    {"_kmaha_cpp_itml_project", (DL_FUNC) &_kmaha_cpp_itml_project, 7},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 20},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
