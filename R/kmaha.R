@@ -160,7 +160,9 @@
 #'   (first, or named `formula =` as for the other learners).
 #' @param y Class labels, one per row of `x`.
 #' @param learner `"auto"` (NCA, LMNN and DNE scored, the best kept),
-#'   `"nca"`, `"lmnn"`, `"dne"` or a learner function (see Details).
+#'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"`
+#'   (the fitters of [lfda()], [rca()], [mmc()], [itml()], the pair learners
+#'   with pairs drawn from the labels) or a learner function (see Details).
 #' @param kernel A kernel object (a kernlab kernel or an R function too,
 #'   see [kernel-sources]), one of `"auto"`, `"align"`, `"aligned"`,
 #'   `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`, or a
@@ -336,6 +338,11 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   if (!is.null(seed)) seed <- check_number(seed, "seed")
+  rows_args <- intersect(names(learner_args), c("pairs", "similar", "chunks"))
+  if (type %in% c("cv", "auto", "scores") && length(rows_args)) {
+    stopf("`learner_args$%s` names rows of `x`, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let the learner draw them from the labels, or give a kernel.",
+          rows_args[1], if (type == "scores") "auto" else type)
+  }
   if (type %in% c("cv", "auto", "scores") && !is.null(learner_args$targets)) {
     stopf("`learner_args$targets` fixes the target neighbours by row, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
           if (type == "scores") "auto" else type)

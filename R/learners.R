@@ -50,12 +50,13 @@ learner_spec <- function(learner, args = list(),
     return(spec)
   }
   if (!is.character(learner) || length(learner) != 1L || is.na(learner)) {
-    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map.")
+    stopf("`learner` must be \"auto\", %s or a function f(x, y, ...) returning a linear map.",
+          paste(dQuote(builtin_learners, FALSE), collapse = ", "))
   }
   name <- tolower(learner)
-  if (!name %in% c("nca", "lmnn", "dne")) {
-    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map, not %s.",
-          dQuote(learner, FALSE))
+  if (!name %in% builtin_learners) {
+    stopf("`learner` must be \"auto\", %s or a function f(x, y, ...) returning a linear map, not %s.",
+          paste(dQuote(builtin_learners, FALSE), collapse = ", "), dQuote(learner, FALSE))
   }
   builtin_spec(name, args, argname)
 }
@@ -94,6 +95,9 @@ learner_specs <- function(learner, args = list(),
   names(specs) <- auto_learners
   specs
 }
+
+# The linear learners kmaha() kernelizes by name.
+builtin_learners <- c("nca", "lmnn", "dne", "lfda", "rca", "mmc", "itml")
 
 # The learners `learner = "auto"` chooses among (on the same folds).
 auto_learners <- c("nca", "lmnn", "dne")

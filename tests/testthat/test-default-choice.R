@@ -152,3 +152,19 @@ test_that("the margin is counted in standard errors of the paired difference", {
   expect_identical(pg$beats, 0.06 - 0.5 * se > 0)
   expect_identical(kmaha:::paired_gain(cbind(a, b), 1, 2, margin = 3)$beats, 0.06 - 3 * se > 0)
 })
+
+test_that("kmaha() kernelizes the new learners by name: LFDA on the KPCA coordinates", {
+  x <- scale(as.matrix(iris[, 1:4]))
+  kfit <- kmaha(x, iris$Species, learner = "lfda", kernel = rbf_kernel(1), scale = FALSE)
+  expect_identical(kfit$learner, "lfda")
+  z <- kpca(x, rbf_kernel(1))$coords
+  lin <- lfda(z, iris$Species, scale = FALSE)
+  # the same metric on the training points (maps equal up to the signs of
+  # their eigenvectors)
+  expect_equal(as.matrix(dist(kfit$embedding)), as.matrix(dist(lin$embedding)),
+               tolerance = 1e-6, ignore_attr = TRUE)
+  expect_error(kmaha(x, iris$Species, learner = "mmc",
+                     learner_args = list(pairs = cbind(1, 2), similar = 1)),
+               "`learner_args$pairs` names rows of `x`, but kernel choice (kernel = \"auto\") refits the learner on subsets of the rows",
+               fixed = TRUE)
+})

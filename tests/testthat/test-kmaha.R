@@ -214,7 +214,7 @@ test_that("bad input gives clear errors", {
                "`kernel` must be a kernel object such as rbf_kernel(1), one of",
                fixed = TRUE)
   expect_error(kmaha(x, y, learner = "svm"),
-               "`learner` must be \"nca\", \"lmnn\", \"dne\" or a function", fixed = TRUE)
+               "`learner` must be \"auto\", \"nca\", \"lmnn\", \"dne\", \"lfda\", \"rca\", \"mmc\", \"itml\" or a function", fixed = TRUE)
   expect_error(kmaha(x, y, k = 150), "`k` (150) must be smaller than the number of training rows (150).",
                fixed = TRUE)
   expect_error(kmaha(x, y, kernel = rbf_kernel(1), foo = 1),
