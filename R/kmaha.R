@@ -338,6 +338,9 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   if (!is.null(seed)) seed <- check_number(seed, "seed")
+  if (identical(learner, "auto") && is.matrix(learner_args$init)) {
+    stopf("`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several; name the learner (e.g. learner = \"nca\") to give it a matrix start.")
+  }
   rows_args <- intersect(names(learner_args), c("pairs", "similar", "chunks"))
   if (type %in% c("cv", "auto", "scores") && length(rows_args)) {
     stopf("`learner_args$%s` names rows of `x`, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let the learner draw them from the labels, or give a kernel.",

@@ -241,6 +241,10 @@ test_that("kmaha() errors speak of KPCA components, not columns of x", {
                fixed = TRUE)
   expect_error(kmaha(xi, yi, kernel = rbf_kernel(1),
                      learner_args = list(dim = 2, init = matrix(1, 2, 3))),
+               "`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several",
+               fixed = TRUE)
+  expect_error(kmaha(xi, yi, learner = "nca", kernel = rbf_kernel(1),
+                     learner_args = list(dim = 2, init = matrix(1, 2, 3))),
                sprintf("NCA on the %d KPCA components (its `x`): `init` must be a 2 x %d matrix", r, r),
                fixed = TRUE)
 })
