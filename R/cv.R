@@ -199,8 +199,14 @@ print.summary.kmaha_scores <- function(x, ...) {
   invisible(x)
 }
 
+# The cross-validation curve of scores, with or without a selection (the
+# chosen candidate marked red when there is one).  Selections of kmaha 0.4
+# and earlier have the class kmaha_cv alone.
 #' @export
-plot.kmaha_cv <- function(x, ...) {
+plot.kmaha_cv <- function(x, ...) plot.kmaha_scores(x, ...)
+
+#' @export
+plot.kmaha_scores <- function(x, ...) {
   cu <- x$curve
   ker <- which(cu$kind == "kernel" & !is.na(cu$sigma))
   other <- setdiff(seq_len(nrow(cu)), ker)
@@ -219,14 +225,17 @@ plot.kmaha_cv <- function(x, ...) {
   # symbol-only entry has line type 0 and a line-only one no symbol (NA).
   # It gets a right margin of its own, so it never covers the curve.
   any_dropped <- any(dropped[ker])
-  leg <- c(sprintf("chosen: %s", cu$label[b]),
-           if (any_dropped) "dropped after the first fold",
+  chosen <- !is.null(b)
+  leg <- c(if (chosen) sprintf("chosen: %s", cu$label[b]),
+           if (any_dropped) "not scored by the learner (screened out)",
            cu$label[other])
-  leg_pch <- c(if (b %in% ker) 1 else NA, if (any_dropped) 4, rep(NA, length(other)))
-  leg_lty <- c(if (b %in% ker) 0 else 1, if (any_dropped) 0, other_lty)
-  leg_lwd <- c(2, if (any_dropped) 1, rep(1, length(other)))
-  leg_col <- c("red", if (any_dropped) "black", rep("grey40", length(other)))
-  fit <- legend_fit(leg)
+  leg_pch <- c(if (chosen) (if (b %in% ker) 1 else NA), if (any_dropped) 4,
+               rep(NA, length(other)))
+  leg_lty <- c(if (chosen) (if (b %in% ker) 0 else 1), if (any_dropped) 0, other_lty)
+  leg_lwd <- c(if (chosen) 2, if (any_dropped) 1, rep(1, length(other)))
+  leg_col <- c(if (chosen) "red", if (any_dropped) "black", rep("grey40", length(other)))
+  # (scores of base kernels alone, without a selection: no legend)
+  fit <- if (length(leg)) legend_fit(leg) else list(mar = graphics::par("mar"))
   op <- graphics::par(mar = fit$mar)
   on.exit(graphics::par(op))
   # Candidates without a sigma (linear, aligned, unweighted) are drawn as
@@ -243,13 +252,15 @@ plot.kmaha_cv <- function(x, ...) {
   for (j in seq_along(other)) {
     graphics::abline(h = cu$mean[other[j]], lty = other_lty[j], col = "grey40")
   }
-  if (b %in% ker) {
+  if (chosen && b %in% ker) {
     graphics::points(xs[match(b, ker)], cu$mean[b], pch = 1, cex = 2, lwd = 2, col = "red")
-  } else {
+  } else if (chosen) {
     graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
   }
-  legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
-                 ncol = fit$ncol, cex = fit$cex)
+  if (length(leg)) {
+    legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
+                   ncol = fit$ncol, cex = fit$cex)
+  }
   invisible(x)
 }
 

@@ -58,10 +58,21 @@
 #'   screen passes 3 base kernels to the learner. Above 2000 rows it uses
 #'   the subsample and Nystrom KPCA as `"auto"` does;
 #' * a scored-candidates object from [score_candidates()] (or a fit's
-#'   `kernel_choice$cv`), computed on the same data with the same settings:
-#'   the candidate `rule` selects from it is fitted, with no scoring
-#'   (`rule = "auto"` by default for scores of `candidates = "auto"`, else
-#'   `"cv"`), so the same scores can be read under another rule;
+#'   `kernel_choice$cv`), computed on the same data: the candidate `rule`
+#'   selects from it is fitted, with no scoring (`rule = "auto"` by default
+#'   for scores of `candidates = "auto"`, else `"cv"`; `rule = "auto"`
+#'   compares with the baselines, so it needs scores of `candidates =
+#'   "auto"`), so the same scores can be read under another rule. The
+#'   scores record what shaped them: a hash of the values of `x` and of the
+#'   labels in row order, and the settings `learner`, `learner_args`, `k`,
+#'   `neighbors`, `kernels` (each kernel with its parameters, in order),
+#'   `cv_folds`, `cv_strategy`, `scale`, `rank`, `tol`, `seed`, `landmarks`
+#'   and `landmark_method`. Each of these arguments that the call leaves
+#'   out takes the scores' value (the model's explanation, shown by
+#'   `print()`, says so, and its `settings` hold them); one the call sets
+#'   to another value is an error naming the argument and the scores'
+#'   value; other data are an error. So the model is always the pipeline
+#'   the scores chose, with the settings `summary()` reports;
 #' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
 #'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
 #'   equal built-in kernel where there is one) or an R function `k(x, y)` or
@@ -241,11 +252,20 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   cv_strategy <- match_choice(cv_strategy, c("fast", "exhaustive"), "cv_strategy")
   choice <- resolve_kernel_choice(kernel)
+  if (choice$type == "scores") {
+    # arguments left out take the scores' values (R/scores-check.R)
+    choice$given <- intersect(names(scores_arguments), names(match.call())[-1L])
+    choice$taken <- scores_take(choice$scores, environment(), choice$given)
+  }
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
                          tol, seed, landmarks, landmark_method, num_threads,
                          type = choice$type, precomputed = isTRUE(choice$precomputed),
                          kernel = choice$kernel)
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
+  if (choice$type == "scores") {
+    choice$scores <- check_scores(choice$scores, a, cv_folds, cv_strategy, choice$given)
+    choice$scores$given_note <- scores_taken_note(choice$taken, a, cv_folds, cv_strategy)
+  }
   if (!is.null(rule)) {
     if (!choice$type %in% c("auto", "cv", "scores")) {
       stopf("`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = %s.",
@@ -253,6 +273,13 @@ kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
     }
     if (!is.character(rule) || length(rule) != 1L || is.na(rule) || !rule %in% selection_rules) {
       stopf("`rule` must be \"auto\" or \"cv\".")
+    }
+    if (rule == "auto" && (choice$type == "cv" ||
+                           (choice$type == "scores" && identical(choice$scores$type, "kernels")))) {
+      stopf("`rule = \"auto\"` keeps a kernel only when it beats the baselines (Euclidean k-NN and the linear learner), but %s; use rule = \"cv\" (the best kernel), or score the baselines too with %s.",
+            if (choice$type == "cv") "kernel = \"cv\" scores the base kernels only"
+            else "the scores given as `kernel` hold base kernels only (candidates = \"kernels\")",
+            if (choice$type == "cv") "kernel = \"auto\"" else "score_candidates(candidates = \"auto\")")
     }
   }
   kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call)
@@ -320,11 +347,15 @@ choice_base <- function(a, xs, prep) {
   base
 }
 
-# The settings that determine scores (kmaha(kernel = <scores>) checks them).
+# The settings that determine scores (kmaha(kernel = <scores>) checks them,
+# see R/scores-check.R; score_fit() adds the folds).
 choice_settings <- function(a, strategy) {
-  list(learner = a$spec$name, learner_label = a$spec$label, learner_args = a$learner_args,
+  list(learner = a$spec$name, learner_label = a$spec$label,
+       learner_fun = if (identical(a$spec$name, "custom")) a$spec$fun,
+       learner_args = a$learner_args,
        k = a$k, neighbors = a$neighbors, scale = a$scale, rank = a$rank, tol = a$tol,
-       landmarks = a$landmarks, landmark_method = a$landmark_method, strategy = strategy)
+       landmarks = a$landmarks, landmark_method = a$landmark_method, strategy = strategy,
+       seed = a$seed, kernels = a$kernels)
 }
 
 # kmaha()'s internal fitter: checked arguments `a` (check_choice_args()) and
@@ -346,7 +377,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
   if (is.null(cand)) {
     # 1. Kernel choice: score (or take the given scores), then select.
     scores <- if (choice$type == "scores") {
-      check_scores(choice$scores, a)
+      choice$scores  # checked by kmaha()
     } else {
       score_fit(xs, a$y, a$spec, if (choice$type == "auto") "auto" else "kernels",
                 a$kernels, cv_folds, a$k, a$neighbors, base, a$seed, cv_strategy,
@@ -356,6 +387,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     rule <- rule %||% if (choice$type == "cv" || identical(scores$type, "kernels")) "cv" else "auto"
     sel <- select_candidate(scores, rule)
     cv <- with_selection(scores, sel)
+    cv$explain <- c(cv$explain, scores$given_note)
     cand <- candidate_set(scores$type, a$kernels)[[sel$best]]
     large <- scores$large
     if (!is.null(large)) {
@@ -390,37 +422,6 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
                             landmark_method = a$landmark_method),
             call = call, feature_names = colnames(a$x), n_features = ncol(a$x),
             kernel_choice = info)
-}
-
-# Scores given as `kernel`: computed on these data with these settings, or
-# an error naming what differs.
-check_scores <- function(scores, a) {
-  fp <- data_fingerprint(a$x, a$y)
-  same_data <- !is.null(scores$fingerprint) &&
-    identical(scores$fingerprint$dim, fp$dim) &&
-    identical(scores$fingerprint$levels, fp$levels) &&
-    identical(as.vector(scores$fingerprint$y), as.vector(fp$y)) &&
-    isTRUE(all.equal(scores$fingerprint$sums, fp$sums, tolerance = 1e-10))
-  if (!same_data) {
-    stopf("`kernel` holds scores of other data (or of kmaha 0.4.0, which kept no record of them): score these `x` and `y` with score_candidates(), or fit with kernel = \"auto\".")
-  }
-  s <- scores$settings
-  now <- choice_settings(a, s$strategy)
-  for (nm in c("learner", "learner_args", "k", "neighbors", "scale", "rank", "tol",
-               "landmarks", "landmark_method")) {
-    if (!identical(s[[nm]], now[[nm]])) {
-      stopf("`kernel` holds scores computed with %s = %s, but this fit has %s = %s; score with this fit's settings or fit with the scores' ones.",
-            nm, short_value(s[[nm]]), nm, short_value(now[[nm]]))
-    }
-  }
-  scores
-}
-
-short_value <- function(v) {
-  if (is.null(v)) return("NULL")
-  if (is.list(v)) return(if (length(v)) "a list of arguments" else "list()")
-  if (is.character(v)) return(paste(dQuote(v, FALSE), collapse = ", "))
-  paste(format(v), collapse = ", ")
 }
 
 # kernel = "auto" above `n` training rows (without `landmarks` or `rank`):

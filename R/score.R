@@ -97,8 +97,12 @@
 #'   (training row x candidate: held-out correctness, `NA` where not scored),
 #'   `folds` (the fold of each row), `seconds`, `errors`, `warnings`,
 #'   `n_fits`, `strategy`, `k`, `learner` (its label), `candidates` and
-#'   `kernels` (what was scored), `settings` (the arguments that determine
-#'   the scores) and `large`. `print()`, `summary()`, `plot()`,
+#'   `kernels` (what was scored), `settings` (every argument that shaped
+#'   the scores: the learner and its options, `k`, `neighbors`, the base
+#'   `kernels`, `folds`, `strategy`, `scale`, `rank`, `tol`, `seed`,
+#'   `landmarks`, `landmark_method`), `fingerprint` (the data's dimensions,
+#'   class sizes and a hash of the input values and labels; [kmaha()]
+#'   checks both) and `large`. `print()`, `summary()`, `plot()`,
 #'   [tidy()][tidy.kmaha_cv] and [autoplot()][autoplot.kmaha_model] show it.
 #' @seealso [kmaha()], which selects from these scores (`rule`),
 #'   [cv_kernel()].
@@ -178,6 +182,8 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   run <- score_run(xs, y, spec, cands, fold_id, k, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, k, spec$label)
   sc$settings <- settings
+  # the folds as asked: a count, or "labels" (given per row; they are $folds)
+  if (length(settings)) sc$settings$folds <- if (length(folds) == 1L) as.integer(folds) else "labels"
   sc$fingerprint <- fingerprint
   sc$type <- type
   sc$shortlist <- shortlist
@@ -616,11 +622,4 @@ save_rng <- function() {
       }
     }
   }
-}
-
-# A few numbers that tell whether two data sets are the same (kmaha() checks
-# that scores it is given were computed on its data).
-data_fingerprint <- function(x, y) {
-  list(dim = dim(x), sums = unname(colSums(x)), y = tabulate(as.integer(y), nlevels(y)),
-       levels = levels(y))
 }

@@ -26,7 +26,7 @@ test_that("plot() of a fast CV that dropped kernels draws, with a legend for the
   expect_true(any(cv$curve$dropped))
   txt <- drawn_text(expect_identical(plot(cv), cv))
   expect_true(paste("chosen:", cv$curve$label[cv$best]) %in% txt)
-  expect_true("dropped after the first fold" %in% txt)
+  expect_true("not scored by the learner (screened out)" %in% txt)
 })
 
 test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choice", {
@@ -35,7 +35,7 @@ test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choi
   expect_false(any(cv$curve$dropped))
   txt <- drawn_text(plot(cv))
   expect_true(paste("chosen:", cv$curve$label[cv$best]) %in% txt)
-  expect_false("dropped after the first fold" %in% txt)
+  expect_false("not scored by the learner (screened out)" %in% txt)
 })
 
 test_that("the default cv_kernel() example of the issue plots", {
