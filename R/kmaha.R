@@ -328,6 +328,10 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
     stopf("`learner_args$targets` fixes the target neighbours by row, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
           if (type == "scores") "auto" else type)
   }
+  if (type %in% c("cv", "auto", "scores") && is.matrix(learner_args$init)) {
+    stopf("`learner_args$init` as a matrix starts the learner on one set of coordinates, but kernel choice (%s) fits it on the coordinates of each candidate and fold, which differ; give a named start (e.g. init = \"auto\"), or a matrix with a given kernel.",
+          if (type == "scores") "kernel = <scores>" else sprintf("kernel = \"%s\"", type))
+  }
   list(x = x, y = y, spec = spec, learner_args = learner_args, k = k,
        neighbors = neighbors, kernels = kernels, scale = scale, rank = rank, tol = tol,
        seed = seed, landmarks = landmarks, landmark_method = landmark_method, ctx = ctx,

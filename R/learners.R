@@ -289,7 +289,9 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   check_class_sizes(y)
   if (is.null(reg)) {
     # kernel choice's candidates cap the rows of the map (see candidate_spec())
-    dim <- o$dim %||% min(ncol(z), o$dim_cap %||% Inf)
+    # a starting matrix gives `dim` by its rows, as for LMNN and the
+    # kernel-trick learners
+    dim <- o$dim %||% if (is.matrix(o$init)) nrow(o$init) else min(ncol(z), o$dim_cap %||% Inf)
     start <- nca_init(o$init, z, dim, principal)
   } else {
     start <- knca_init(o$init, reg, o$dim, ctx)
@@ -334,7 +336,8 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
   if (is.null(reg)) {
     L0 <- lmnn_init(o$init, init_mat, z, dim, principal)
   } else if (!is.null(init_mat)) {
-    L0 <- unname(init_mat)
+    # a dim x n matrix of coefficients, checked as KNCA's
+    L0 <- knca_init(init_mat, reg, o$dim, ctx)$U
   } else if (identical(o$init, "auto") && is.null(o$dim)) {
     # The identity on the kernel rows: LMNN is convex in M with a full-rank
     # map, so the start does not change the optimum, and from the identity
