@@ -320,8 +320,8 @@ align_qp <- function(Sn, bn) {
   sol <- NULL
   for (attempt in 1:6) {
     Dmat <- 2 * (Sn + diag(ridge, m))
-    sol <- tryCatch(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
-                    error = function(e) NULL)
+    sol <- try_step(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
+                    function(e) NULL)
     if (!is.null(sol)) break
     ridge <- max(ridge * 100, floor_ev)
   }

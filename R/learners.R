@@ -538,7 +538,7 @@ extract_map <- function(obj, D) {
   } else if (is.list(obj) && is.matrix(obj$L)) {
     obj$L
   } else {
-    tryCatch(transform_matrix(obj), error = function(e) NULL)
+    try_step(transform_matrix(obj), function(e) NULL)
   }
   if (is.null(A) || !is.numeric(A) || !is.matrix(A)) {
     stopf("The learner must return a numeric d x %d map matrix, or an object with one (element `L` or a transform_matrix() method).", D)

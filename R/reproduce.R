@@ -321,7 +321,7 @@ checkpoint_open <- function(dir, settings) {
   dir <- normalizePath(dir, mustWork = TRUE)
   file <- file.path(dir, checkpoint_settings_file)
   if (file.exists(file)) {
-    old <- tryCatch(readRDS(file), error = function(e) NULL)
+    old <- try_step(readRDS(file), function(e) NULL)
     if (!is.list(old)) {
       stopf("%s is not a kmaha checkpoint directory: its %s cannot be read. Use another directory.",
             sQuote(dir, FALSE), checkpoint_settings_file)
@@ -349,7 +349,7 @@ checkpoint_read <- function(dir, cells) {
   lapply(seq_len(nrow(cells)), function(i) {
     f <- checkpoint_cell_file(dir, cells[i, ])
     if (!file.exists(f)) return(NULL)
-    row <- tryCatch(readRDS(f), error = function(e) NULL)
+    row <- try_step(readRDS(f), function(e) NULL)
     keys <- c("dataset", "split", "learner", "kernel")
     ok <- is.data.frame(row) && nrow(row) == 1L &&
       identical(names(row), repro_columns) &&
