@@ -34,8 +34,10 @@
 #' screened out. Each fit uses one thread (option `kmaha.num_threads` and
 #' the OpenMP threads of the products), under every plan: the fits are many
 #' and small, so parallel work across fits, through the plan's workers, is
-#' what uses several cores well. To give NCA fits their own threads anyway,
-#' set `num_threads` in `learner_args`. Progress is signalled with
+#' what uses several cores well, and NCA's and LMNN's sums run in a fixed
+#' order, so the scores depend neither on the plan nor on the thread count
+#' (`num_threads` sets the threads of the screen; `learner_args` has no
+#' thread setting). Progress is signalled with
 #' [progressr::progressor()]: wrap the call in [progressr::with_progress()]
 #' to see a progress bar. Folds are drawn from R's random number generator:
 #' use `seed` or [set.seed()] for reproducible results.
@@ -73,7 +75,8 @@
 #'   or `"exhaustive"` (every kernel on every fold); see Details.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
 #'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
-#'   threads of the compiled code within each fold fit.
+#'   threads of the compiled code outside the fold fits (the screen); each
+#'   fold fit runs on one thread (see Details).
 #' @param ... Unused; must be empty.
 #' @return An object of class `kmaha_cv` (a scored-candidates object, see
 #'   [score_candidates()], with the selection): a list with `curve` (a data

@@ -203,7 +203,10 @@
 #'   `predict()`, `print()`, `summary()`, `plot()` and the other methods.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
 #'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
-#'   threads of the compiled code for this fit.
+#'   threads of the compiled code for this call: the final fit, the screen
+#'   and the alignment. The fold fits of kernel choice run one thread each,
+#'   so that their scores depend neither on the plan nor on the thread count
+#'   (see [cv_kernel()]); `learner_args` has no thread setting.
 #' @seealso [kmaha-model], [cv_kernel()], [align_kernels()], [kpca()].
 #' @examples
 #' # Two concentric rings: no linear metric separates them, a degree-2
@@ -346,7 +349,7 @@ choice_base <- function(a, xs, prep) {
   base <- list(rank = a$rank, tol = a$tol, landmarks = kmaha_landmarks(a$landmarks, a$x, prep),
                landmark_method = a$landmark_method)
   if (!a$precomputed && nrow(xs) > auto_large$n && is.null(a$landmarks) && is.null(a$rank)) {
-    base$large <- auto_large
+    base$large <- large_settings(nrow(xs))
   }
   base
 }
@@ -430,8 +433,24 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
 
 # kernel = "auto" above `n` training rows (without `landmarks` or `rank`):
 # choose on a stratified subsample of `n_choose` rows with KPCA of rank at
-# most `rank`, fit on all rows with Nystrom KPCA (`landmarks`, `rank`).
-auto_large <- list(n = 2000L, n_choose = 1000L, landmarks = 1000L, rank = 100L)
+# most `rank` (see large_settings()), fit on all rows with Nystrom KPCA
+# (`landmarks`, `rank`).
+auto_large <- list(n = 1000L, n_choose = 1000L, landmarks = 1000L, rank = 100L)
+
+# The large-n settings for n > auto_large$n training rows.  The rank cap
+# falls smoothly from n_choose (just above the threshold: the subsample is
+# all but a few rows, every component is kept, and Nystrom KPCA with
+# n_choose landmarks is nearly exact KPCA, so the cost is that of the exact
+# path at the threshold) to auto_large$rank at twice the threshold, as
+# n_choose (n_choose / n)^3.  So the cost of the default grows smoothly in
+# n: 0.5.2 switched at 2000 rows from exact KPCA on all rows (full rank) to
+# the subsample with rank 100, and 2000 x 500 inputs cost 6 times the CPU
+# of 2001 x 500 (bench/default-cost-n.R, issue 37).
+large_settings <- function(n) {
+  s <- auto_large
+  s$rank <- as.integer(max(s$rank, min(s$n_choose, round(s$n_choose * (s$n_choose / n)^3))))
+  s
+}
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of
 # points in the units of x, returned scaled like the inputs.

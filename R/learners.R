@@ -26,7 +26,7 @@ learner_label <- function(method) {
 # of its public function, less the data and what the pipeline supplies).
 learner_option_names <- function(name) {
   setdiff(names(formals(get(learner_table[[name]]$fun))),
-          c("x", "y", "...", "scale", "kernel"))
+          c("x", "y", "...", "scale", "kernel", "num_threads"))
 }
 
 # A learner specification: `learner` is a built-in name or a function;
@@ -59,6 +59,12 @@ learner_spec <- function(learner, args = list(),
 # The spec of a built-in learner (also the kernel-trick ones): unknown
 # options are an error naming them and the options the learner takes.
 builtin_spec <- function(name, args, argname = function(a) a) {
+  # one thread setting per call (issue 37): a learner option would override
+  # it inside the fits of kernel choice
+  if ("num_threads" %in% names(args)) {
+    stopf("`%s` is not a learner option: the number of threads is the `num_threads` argument of the call itself, which every fit of the call uses (cross-validation folds run one thread each).",
+          argname("num_threads"))
+  }
   known <- learner_option_names(name)
   unknown <- setdiff(names(args), known)
   if (length(unknown)) {
@@ -109,9 +115,7 @@ nca_opts <- function(args, argname, kernel_trick = FALSE) {
                lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
                max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
                tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
-               verbose = check_flag(get_arg("verbose"), argname("verbose")),
-               num_threads = if (!is.null(args$num_threads))
-                 check_count(args$num_threads, argname("num_threads")))
+               verbose = check_flag(get_arg("verbose"), argname("verbose")))
   if (!kernel_trick) {
     method <- get_arg("method")
     if (length(method) > 1L) method <- method[1]
@@ -155,8 +159,6 @@ lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
        solver = if (solver == "auto") "L" else solver,
        verbose = check_flag(get_arg("verbose"), argname("verbose")),
-       num_threads = if (!is.null(args$num_threads))
-         check_count(args$num_threads, argname("num_threads")),
        targets = targets)
 }
 
@@ -253,7 +255,6 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
   check_map_dim(spec, ncol(z), coords)
   o <- spec$opts
-  if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
   switch(spec$name,
     nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal,
                       score = score),

@@ -127,7 +127,7 @@ test_that("reproduce_paper() rejects bad arguments", {
                fixed = TRUE)
   # learner_args are checked against the learners' arguments, up front
   expect_error(reproduce_paper(datasets = "iris", learner_args = list(nca = list(maxiter = 5))),
-               "`learner_args$nca` sets 'maxiter', not an argument of nca() (did you mean 'max_iter'?); its arguments are dim, init, lambda, max_iter, tol, verbose, num_threads, method, batch_size.",
+               "`learner_args$nca` sets 'maxiter', not an argument of nca() (did you mean 'max_iter'?); its arguments are dim, init, lambda, max_iter, tol, verbose, method, batch_size.",
                fixed = TRUE)
   expect_error(reproduce_paper(datasets = "iris", learner_args = list(dne = list(k = 2, zzzzzz = 1, q = 2))),
                "`learner_args$dne` sets 'zzzzzz', 'q', not an argument of dne(); its arguments are k, dim, targets, lambda.",
