@@ -298,13 +298,17 @@ test_that("num_threads = 1 reaches every call of the compiled code", {
 
 test_that("a time limit stops the whole scoring, not one fold's fit", {
   d <- sc_data()
+  # a learner that works for 2 CPU seconds: a CPU-time limit of 0.3 s falls
+  # due inside the first fold's fit, however loaded the machine (its own
+  # work counts, not the clock)
   slow <- function(x, y, ...) {
-    Sys.sleep(0.4)
+    t0 <- proc.time()[["user.self"]]
+    while (proc.time()[["user.self"]] - t0 < 2) NULL
     diag(ncol(x))
   }
   res <- withCallingHandlers(
     tryCatch({
-      setTimeLimit(elapsed = 0.2, transient = TRUE)
+      setTimeLimit(cpu = 0.3, transient = TRUE)
       kmaha(d$x, d$y, learner = slow, kernels = sc_kernels(), seed = 1)
     }, error = function(e) e),
     warning = function(w) stop("unexpected warning: ", conditionMessage(w)))
