@@ -47,16 +47,18 @@
 #'   paired difference over the held-out points; otherwise that baseline is
 #'   used. Euclidean k-NN, in turn, replaces the linear learner only when it
 #'   beats it by more than one such standard error.
-#'   With more than 2000 training points (and neither `landmarks` nor `rank`
-#'   given) the candidates are scored on a stratified subsample of 1000 rows
-#'   with KPCA of rank at most 100, and a chosen kernel is fitted on all rows
-#'   with Nystrom KPCA (1000 landmarks, rank 100). `print()` says what was
+#'   With more than 1000 training points (and neither `landmarks` nor `rank`
+#'   given) the candidates are scored on a stratified subsample of 1000 rows,
+#'   and the chosen one is fitted on all rows: a kernel with exact KPCA up to
+#'   2000 rows, above with Nystrom KPCA (2000 landmarks) of a rank that falls
+#'   smoothly from 2000 to 100 at 16 000 rows, so that the cost grows
+#'   smoothly in n (`bench/default-cost-n.R`). `print()` says what was
 #'   chosen and why; `kernel_choice$cv` holds the scores (`$curve`: every
 #'   candidate's cross-validated accuracy);
 #' * `"cv"`: the best of `kernels` alone by the same cross-validation (the
 #'   paper's CV column; [cv_kernel()]); with `cv_strategy = "fast"` the
-#'   screen passes 3 base kernels to the learner. Above 2000 rows it uses
-#'   the subsample and Nystrom KPCA as `"auto"` does;
+#'   screen passes 3 base kernels to the learner. Above 1000 rows it scores
+#'   on the subsample and fits as `"auto"` does;
 #' * a scored-candidates object from [score_candidates()] (or a fit's
 #'   `kernel_choice$cv`), computed on the same data: the candidate `rule`
 #'   selects from it is fitted, with no scoring (`rule = "auto"` by default
@@ -398,17 +400,10 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     cand <- candidate_set(scores$type, a$kernels)[[sel$best]]
     large <- scores$large
     if (!is.null(large)) {
-      # chosen on a subsample: fitted on all rows, a kernel with Nystrom KPCA
+      # chosen on a subsample: fitted on all rows (see large_settings())
       kernelized <- !cand$kind %in% c("linear", "euclidean")
-      cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d%s",
-                           cv$reason, length(large$rows), large$n_rows, large$rank,
-                           if (kernelized) sprintf(", and fitted on all rows with Nystrom KPCA (%d landmarks)",
-                                                   large$landmarks) else ", and fitted on all rows")
-      cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows (KPCA of rank <= %d)%s.",
-                                          length(large$rows), large$n_rows, large$rank,
-                                          if (kernelized) sprintf("; fitted on all rows with Nystrom KPCA (%d landmarks, rank %d)",
-                                                                  large$landmarks, large$rank) else ""))
-      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
+      cv <- large_choice_note(cv, large, kernelized)
+      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$fit_rank,
                                            large = NULL))
     }
     info <- list(type = rule, cv = cv, index = sel$best, seed = a$seed,
@@ -431,25 +426,51 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
             kernel_choice = info)
 }
 
-# kernel = "auto" above `n` training rows (without `landmarks` or `rank`):
-# choose on a stratified subsample of `n_choose` rows with KPCA of rank at
-# most `rank` (see large_settings()), fit on all rows with Nystrom KPCA
-# (`landmarks`, `rank`).
-auto_large <- list(n = 1000L, n_choose = 1000L, landmarks = 1000L, rank = 100L)
+# kernel = "auto" and "cv" above `n` training rows (without `landmarks` or
+# `rank`): the candidates are scored on a stratified subsample of
+# `n_choose` rows, and the chosen one is fitted on all rows, with exact
+# KPCA up to `exact_max` rows and Nystrom KPCA with `landmarks` landmarks
+# above (see large_settings()).
+auto_large <- list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2000L,
+                   min_rank = 100L)
 
-# The large-n settings for n > auto_large$n training rows.  The rank cap
-# falls smoothly from n_choose (just above the threshold: the subsample is
-# all but a few rows, every component is kept, and Nystrom KPCA with
-# n_choose landmarks is nearly exact KPCA, so the cost is that of the exact
-# path at the threshold) to auto_large$rank at twice the threshold, as
-# n_choose (n_choose / n)^3.  So the cost of the default grows smoothly in
-# n: 0.5.2 switched at 2000 rows from exact KPCA on all rows (full rank) to
-# the subsample with rank 100, and 2000 x 500 inputs cost 6 times the CPU
-# of 2001 x 500 (bench/default-cost-n.R, issue 37).
+# The large-n settings for n > auto_large$n training rows: `n_choose`
+# (scoring subsample), `rank` (NULL: the scoring keeps every component
+# above `tol`, as on all rows), `landmarks` and `fit_rank` (the final fit's
+# Nystrom landmarks, NULL for exact KPCA, and its rank cap, NULL for none).
+# Every step keeps the cost continuous in n: just above `n`, the subsample
+# is all but a few rows and costs what scoring all rows costs at `n`; the
+# final fit is exact KPCA on all rows up to `exact_max`, and just above it
+# Nystrom KPCA with `exact_max` landmarks, which then are nearly all rows,
+# with a rank cap that falls smoothly from `exact_max` (no cap) as
+# exact_max (exact_max / n)^1.5 to `min_rank` (reached at 16 000 rows: the
+# learner's cost grows with the number of components, and 0.5.2 kept 100
+# there).  0.5.2 switched at 2000 rows
+# from scoring and fitting on all rows with every component to a subsample
+# of 1000 rows with KPCA of rank 100 and a final fit of rank 100: 2000 x 500
+# inputs cost 6 times the CPU of 2001 x 500, and the rank-100 fit lost
+# accuracy (bench/default-cost-n.R, issue 37).
 large_settings <- function(n) {
   s <- auto_large
-  s$rank <- as.integer(max(s$rank, min(s$n_choose, round(s$n_choose * (s$n_choose / n)^3))))
-  s
+  nystrom <- n > s$exact_max
+  list(n = s$n, n_choose = s$n_choose, rank = NULL,
+       landmarks = if (nystrom) s$landmarks,
+       fit_rank = if (nystrom) {
+         as.integer(max(s$min_rank, min(s$landmarks, round(s$exact_max * (s$exact_max / n)^1.5))))
+       })
+}
+
+# The reason and explanation of a choice made on the subsample of
+# large_settings() (`large`: the scores' record, with the rows drawn).
+large_choice_note <- function(cv, large, kernelized) {
+  fit <- if (!kernelized) "" else if (is.null(large$landmarks)) " with exact KPCA" else
+    sprintf(" with Nystrom KPCA (%d landmarks, rank <= %d)", as.integer(large$landmarks),
+            as.integer(large$fit_rank))
+  cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, and fitted on all rows%s",
+                       cv$reason, length(large$rows), large$n_rows, fit)
+  cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows; fitted on all rows%s.",
+                                      length(large$rows), large$n_rows, fit))
+  cv
 }
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of

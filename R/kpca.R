@@ -73,7 +73,7 @@
 #' every component, 99% up to 0.018, and even 99.9% up to 0.028 with
 #' KPCA-trick NCA (`bench/nystrom-rank.R`). A learner's time grows with the
 #' number of components, so pass a smaller `rank` for speed, as [kmaha()]
-#' does above 2000 rows (`rank = 100`): on Letter (16 000 training rows,
+#' does above 2000 rows (down to `rank = 100` at 16 000): on Letter (16 000 training rows,
 #' 1000 landmarks, `rbf_kernel(1)`) NCA took 18 s with 114 components
 #' against 129 s with all 997, at the same accuracy (0.982 and 0.981),
 #' but with `rbf_kernel(0.25)` 200 components lost 0.05. The fit's

@@ -72,11 +72,11 @@
 #' `NA` there (`errors`); warnings of the fold fits are collected
 #' (`warnings`) and summarised in one warning.
 #'
-#' **Large n.** Above 2000 training rows (and without `landmarks` or
+#' **Large n.** Above 1000 training rows (and without `landmarks` or
 #' `rank`) the candidates of `"auto"` and `"kernels"` are scored on a
-#' stratified subsample of 1000 rows with KPCA of rank at most 100; a
-#' kernel chosen from such scores is fitted by [kmaha()] on all rows with
-#' Nystrom KPCA (1000 landmarks, rank 100) (`large` records this).
+#' stratified subsample of 1000 rows; a kernel chosen from such scores is
+#' fitted by [kmaha()] on all rows, with exact KPCA up to 2000 rows and
+#' Nystrom KPCA above (see [kmaha()]; `large` records this).
 #'
 #' @inheritParams kmaha
 #' @param candidates `"auto"` or `"kernels"`: which candidates to score (see
@@ -169,9 +169,8 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   rows <- NULL
   n_all <- nrow(xs)
   if (!is.null(large)) {
-    # Large n (see kmaha()): score on a stratified subsample with KPCA of
-    # bounded rank (the full eigensolver: at this size it is as fast, and
-    # never fails to converge).
+    # Large n (see kmaha()): score on a stratified subsample (the full
+    # eigensolver: at this size it is as fast, and never fails to converge).
     rows <- stratified_rows(y, large$n_choose)
     xs <- xs[rows, , drop = FALSE]
     y <- droplevels(y[rows])
