@@ -50,9 +50,9 @@
 #'   With more than 1000 training points (and neither `landmarks` nor `rank`
 #'   given) the candidates are scored on a stratified subsample of 1000 rows,
 #'   and the chosen one is fitted on all rows: a kernel with exact KPCA up to
-#'   2000 rows, above with Nystrom KPCA (2000 landmarks) of a rank that falls
-#'   smoothly from 2000 to 100 at 16 000 rows, so that the cost grows
-#'   smoothly in n (`bench/default-cost-n.R`). `print()` says what was
+#'   2000 rows, above with Nystrom KPCA (2000 landmarks) of at most 500
+#'   components, a cap that falls smoothly to 100 at 16 000 rows, so that
+#'   the cost grows smoothly in n (`bench/default-cost-n.R`). `print()` says what was
 #'   chosen and why; `kernel_choice$cv` holds the scores (`$curve`: every
 #'   candidate's cross-validated accuracy);
 #' * `"cv"`: the best of `kernels` alone by the same cross-validation (the
@@ -432,7 +432,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
 # KPCA up to `exact_max` rows and Nystrom KPCA with `landmarks` landmarks
 # above (see large_settings()).
 auto_large <- list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2000L,
-                   min_rank = 100L)
+                   max_rank = 500L, min_rank = 100L, min_rank_n = 16000L)
 
 # The large-n settings for n > auto_large$n training rows: `n_choose`
 # (scoring subsample), `rank` (NULL: the scoring keeps every component
@@ -442,10 +442,13 @@ auto_large <- list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2
 # is all but a few rows and costs what scoring all rows costs at `n`; the
 # final fit is exact KPCA on all rows up to `exact_max`, and just above it
 # Nystrom KPCA with `exact_max` landmarks, which then are nearly all rows,
-# with a rank cap that falls smoothly from `exact_max` (no cap) as
-# exact_max (exact_max / n)^1.5 to `min_rank` (reached at 16 000 rows: the
-# learner's cost grows with the number of components, and 0.5.2 kept 100
-# there).  0.5.2 switched at 2000 rows
+# and at most `max_rank` components: exact KPCA's coordinates are principal
+# components already, Nystrom's are not, and the learner's PCA start on all
+# ~2000 of them cost 4 times the exact fit at 2000 rows (44 against 11 CPU
+# seconds, 20 inputs); with 500 the two cost the same.  The cap then falls
+# smoothly, as max_rank (exact_max / n)^a, to `min_rank` at `min_rank_n`
+# rows (the learner's cost grows with n and the components; 0.5.2 kept 100
+# at 16 000 rows).  0.5.2 switched at 2000 rows
 # from scoring and fitting on all rows with every component to a subsample
 # of 1000 rows with KPCA of rank 100 and a final fit of rank 100: 2000 x 500
 # inputs cost 6 times the CPU of 2001 x 500, and the rank-100 fit lost
@@ -453,10 +456,11 @@ auto_large <- list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2
 large_settings <- function(n) {
   s <- auto_large
   nystrom <- n > s$exact_max
+  a <- log(s$max_rank / s$min_rank) / log(s$min_rank_n / s$exact_max)
   list(n = s$n, n_choose = s$n_choose, rank = NULL,
        landmarks = if (nystrom) s$landmarks,
        fit_rank = if (nystrom) {
-         as.integer(max(s$min_rank, min(s$landmarks, round(s$exact_max * (s$exact_max / n)^1.5))))
+         as.integer(max(s$min_rank, min(s$max_rank, round(s$max_rank * (s$exact_max / n)^a))))
        })
 }
 

@@ -136,7 +136,8 @@ test_that("above 1000 rows the choice is made on a subsample; above 2000 a kerne
     assign("auto_large", v, envir = ns)
     lockBinding("auto_large", ns)
   }
-  put(list(n = 200L, n_choose = 200L, exact_max = 400L, landmarks = 400L, min_rank = 20L))
+  put(list(n = 200L, n_choose = 200L, exact_max = 400L, landmarks = 400L, max_rank = 100L,
+           min_rank = 20L, min_rank_n = 3200L))
   on.exit(put(old), add = TRUE)
   set.seed(8)
   n <- 420
@@ -146,10 +147,10 @@ test_that("above 1000 rows the choice is made on a subsample; above 2000 a kerne
   cv <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = ks, seed = 1)
   expect_identical(cv$feature_map$type, "nystrom")
   expect_identical(nrow(cv$feature_map$landmarks), 400L)
-  # rank cap 400 (400 / 420)^1.5
-  expect_lte(ncol(cv$L), 372L)
+  # rank cap 100 (400 / 420)^0.774
+  expect_lte(ncol(cv$L), 96L)
   expect_match(cv$kernel_choice$cv$reason,
-               "chosen on a stratified subsample of 200 of the 420 rows, and fitted on all rows with Nystrom KPCA (400 landmarks, rank <= 372)",
+               "chosen on a stratified subsample of 200 of the 420 rows, and fitted on all rows with Nystrom KPCA (400 landmarks, rank <= 96)",
                fixed = TRUE)
   expect_identical(nrow(cv$embedding), 420L)
   expect_identical(length(cv$kernel_choice$cv$folds), 200L)
@@ -178,21 +179,23 @@ test_that("above 1000 rows the choice is made on a subsample; above 2000 a kerne
   expect_null(c2$kernel_choice$cv$large)
   # and the package's own sizes
   put(old)
-  expect_identical(old[c("n", "n_choose", "exact_max", "landmarks", "min_rank")],
+  expect_identical(old[c("n", "n_choose", "exact_max", "landmarks", "max_rank", "min_rank",
+                         "min_rank_n")],
                    list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2000L,
-                        min_rank = 100L))
+                        max_rank = 500L, min_rank = 100L, min_rank_n = 16000L))
 })
 
 test_that("the large-n settings change smoothly in n", {
   ls <- kmaha:::large_settings
-  # no Nystrom up to 2000 rows; just above, 2000 landmarks and nearly every
-  # component; the rank cap then falls by a tiny step per row, to 100
+  # no Nystrom up to 2000 rows; just above, 2000 landmarks and at most 500
+  # components; the rank cap then falls by at most one per row, to 100
   expect_null(ls(2000)$landmarks)
+  expect_null(ls(2000)$fit_rank)
   expect_identical(ls(2001)$landmarks, 2000L)
   r <- vapply(2001:20000, function(n) ls(n)$fit_rank, 0L)
-  expect_gte(r[1], 1990L)
+  expect_identical(r[1], 500L)
   expect_true(all(diff(r) <= 0L))
-  expect_lte(max(-diff(r)), 2L)
+  expect_lte(max(-diff(r)), 1L)
   expect_identical(ls(16000)$fit_rank, 100L)
   expect_identical(ls(20000)$fit_rank, 100L)
 })
