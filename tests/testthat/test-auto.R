@@ -181,17 +181,17 @@ test_that("above 1000 rows the choice is made on a subsample; above 2000 a kerne
   put(old)
   expect_identical(old[c("n", "n_choose", "exact_max", "landmarks", "max_rank", "min_rank",
                          "min_rank_n")],
-                   list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 2000L,
+                   list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 1250L,
                         max_rank = 500L, min_rank = 100L, min_rank_n = 16000L))
 })
 
 test_that("the large-n settings change smoothly in n", {
   ls <- kmaha:::large_settings
-  # no Nystrom up to 2000 rows; just above, 2000 landmarks and at most 500
+  # no Nystrom up to 2000 rows; just above, 1250 landmarks and at most 500
   # components; the rank cap then falls by at most one per row, to 100
   expect_null(ls(2000)$landmarks)
   expect_null(ls(2000)$fit_rank)
-  expect_identical(ls(2001)$landmarks, 2000L)
+  expect_identical(ls(2001)$landmarks, 1250L)
   r <- vapply(2001:20000, function(n) ls(n)$fit_rank, 0L)
   expect_identical(r[1], 500L)
   expect_true(all(diff(r) <= 0L))
