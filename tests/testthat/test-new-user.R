@@ -271,7 +271,7 @@ test_that("kmaha_caret() validates fixed arguments against the learner", {
                "Unknown argument(s) to kmaha_caret(\"dne\"): 'bogus'. It passes fixed arguments to dne(), which takes: dim, lambda, scale, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("kdne", scale = FALSE),
-               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda.",
+               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("nca", dim = 2),
                "kmaha_caret(\"nca\"): `dim` is tuned by caret (parameter `dim`); give its values in `tuneGrid`, not as a fixed argument.",
