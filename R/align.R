@@ -82,6 +82,10 @@
 #'   the alignment, a ratio of averages over pairs of points, is estimated
 #'   at O(m^2) instead of O(n^2) cost, the way [kmaha()] with `landmarks`
 #'   uses it for large n.
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An object of class `kmaha_alignment`: a list with `weights`
 #'   (\eqn{\alpha}, on the raw base kernels), `gamma` (weights on the
 #'   normalised kernels), `kernel` (the combined kernel,
@@ -116,8 +120,9 @@
 #' mean(predict(fit, new_rows) == iris$Species[-tr])
 #' @export
 align_kernels <- function(x, y, kernels = paper_kernels(),
-                          method = c("qp", "lp"), landmarks = NULL) {
+                          method = c("qp", "lp"), landmarks = NULL, num_threads = NULL) {
   method <- match_choice(method, c("qp", "lp"), "method")
+  ctx <- kmaha_context(num_threads)
   pre <- identical(kernels, "precomputed")
   if (pre) {
     grams <- check_gram_list(x, y)
@@ -145,8 +150,7 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
       }
     }
   }
-  align_fit(if (pre) grams else x, y, kernels, method, rows, kmaha_context(),
-            precomputed = pre)
+  align_fit(if (pre) grams else x, y, kernels, method, rows, ctx, precomputed = pre)
 }
 
 # The alignment fitter: checked inputs in (`x` the training rows, or the list
@@ -320,8 +324,8 @@ align_qp <- function(Sn, bn) {
   sol <- NULL
   for (attempt in 1:6) {
     Dmat <- 2 * (Sn + diag(ridge, m))
-    sol <- tryCatch(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
-                    error = function(e) NULL)
+    sol <- try_step(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
+                    function(e) NULL)
     if (!is.null(sol)) break
     ridge <- max(ridge * 100, floor_ev)
   }

@@ -115,8 +115,11 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     } else {
       largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
       largs <- utils::modifyList(largs, args)
+      # the threads are kmaha()'s own argument, not a learner option
+      threads <- largs$num_threads
+      largs$num_threads <- NULL
       kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
-            k = as.integer(param$k), learner_args = largs)
+            k = as.integer(param$k), learner_args = largs, num_threads = threads)
     }
     # The kNN k travels with the model (caret stores its own fields in it
     # too): the linear learners' own `k` means target neighbours.

@@ -272,10 +272,10 @@ test_that("a custom learner with the wrong signature is named, without the data"
 
 test_that("kmaha_caret() validates fixed arguments against the learner", {
   expect_error(kmaha_caret("dne", bogus = 1),
-               "Unknown argument(s) to kmaha_caret(\"dne\"): 'bogus'. It passes fixed arguments to dne(), which takes: dim, lambda, scale.",
+               "Unknown argument(s) to kmaha_caret(\"dne\"): 'bogus'. It passes fixed arguments to dne(), which takes: dim, lambda, scale, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("kdne", scale = FALSE),
-               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda.",
+               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("nca", dim = 2),
                "kmaha_caret(\"nca\"): `dim` is tuned by caret (parameter `dim`); give its values in `tuneGrid`, not as a fixed argument.",

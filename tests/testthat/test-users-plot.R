@@ -29,7 +29,7 @@ test_that("plot() of a fast CV that dropped kernels draws, with a legend for the
   # the legend names the crosses only when one is drawn: kernels the screen
   # dropped were never scored (no mean, no cross)
   drawn_cross <- any(cv$curve$dropped & cv$curve$kind == "kernel" & !is.na(cv$curve$mean))
-  expect_identical("dropped after the first fold" %in% txt, drawn_cross)
+  expect_identical("not scored by the learner (screened out)" %in% txt, drawn_cross)
 })
 
 test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choice", {
@@ -38,7 +38,7 @@ test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choi
   expect_false(any(cv$curve$dropped))
   txt <- drawn_text(plot(cv))
   expect_true(paste("chosen:", cv$curve$label[cv$best]) %in% txt)
-  expect_false("dropped after the first fold" %in% txt)
+  expect_false("not scored by the learner (screened out)" %in% txt)
 })
 
 test_that("the default cv_kernel() example of the issue plots", {
