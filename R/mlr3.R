@@ -12,7 +12,9 @@
 #'
 #' Parameters (see [kmaha()] for each; the defaults are kmaha()'s):
 #' * `k` (integer, default 1): neighbours of the kNN vote.
-#' * `learner`: `"nca"` (default), `"lmnn"`, `"dne"` or a learner function.
+#' * `learner`: `"auto"` (default: NCA, LMNN and DNE scored, see [kmaha()]),
+#'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"` or a
+#'   learner function.
 #' * `kernel` (default `"auto"`): a kernel object or a kernel choice
 #'   (`"auto"`, `"cv"`, `"align"`, `"align_lp"`, `"unweighted"`,
 #'   `"linear"`).
@@ -84,7 +86,7 @@ mlr3_learner_class <- function() {
       initialize = function() {
         ps <- paradox::ps(
           k = paradox::p_int(lower = 1L, default = 1L, tags = c("train", "predict")),
-          learner = paradox::p_uty(default = "nca", tags = "train",
+          learner = paradox::p_uty(default = "auto", tags = "train",
                                    custom_check = mlr3_check_learner),
           kernel = paradox::p_uty(default = "auto", tags = "train"),
           # sigma > 0: a positive bound with no tolerance (the default
@@ -209,10 +211,11 @@ mlr3_fit <- function(uid, task, pv) {
 # The `learner` parameter: a learner name or a function.
 mlr3_check_learner <- function(x) {
   if (is.function(x) ||
-      (is.character(x) && length(x) == 1L && x %in% c("nca", "lmnn", "dne"))) {
+      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners))) {
     return(TRUE)
   }
-  "must be \"nca\", \"lmnn\", \"dne\" or a learner function"
+  sprintf("must be %s or a learner function",
+          paste(dQuote(c("auto", builtin_learners), FALSE), collapse = ", "))
 }
 
 register_mlr3_learner <- function() {

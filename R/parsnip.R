@@ -18,7 +18,8 @@
 #'   distance is not what kmaha fits (tune `neighbors`, the `learner` and the
 #'   kernel instead).
 #' * Engine arguments (`set_engine("kmaha", ...)`) are passed to [kmaha()]:
-#'   `learner` (`"nca"`, `"lmnn"`, `"dne"` or a function; tunable with
+#'   `learner` (`"auto"`, the default, `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`,
+#'   `"rca"`, `"mmc"`, `"itml"` or a function; tunable with
 #'   [metric_learner()]), `kernel`, `learner_args`, `kernels`, `cv_folds`,
 #'   `scale`, `rank`, `seed`, `landmarks`, ...
 #' * Predictions: `type = "class"` and `"prob"` (the fractions of the `k`
