@@ -45,7 +45,7 @@ accept_load <- function(name) {
     melanoma = { d <- holdout_pkg_data("Melanoma", "MASS")
       list(x = as.matrix(d[, c("time", "sex", "age", "year", "thickness", "ulcer")]),
            y = factor(d$status), n_train = 130, note = "MASS Melanoma (status)") },
-    chickwts = { d <- datasets::chickwts
+    chickwts = { d <- holdout_pkg_data("chickwts", "datasets")
       list(x = as.matrix(d["weight"]), y = d$feed, n_train = 45,
            note = "datasets chickwts (feed from weight: one input, six classes)") },
     normals2d = holdout_sim(44, { d <- mlbench.2dnormals(1200, cl = 6, sd = 1)
@@ -54,7 +54,7 @@ accept_load <- function(name) {
       list(x = d$x, y = d$classes, n_train = 200, note = "mlbench.hypercube(1200, d = 3), fixed pool") }),
     corners = holdout_sim(46, { d <- mlbench.corners(1200, d = 2, sd = 0.25)
       list(x = d$x, y = d$classes, n_train = 200, note = "mlbench.corners(1200, d = 2), fixed pool") }),
-    infert = { d <- datasets::infert
+    infert = { d <- holdout_pkg_data("infert", "datasets")
       list(x = holdout_numeric(d[, c("education", "age", "parity", "induced", "spontaneous")]),
            y = factor(d$case), n_train = 150, note = "datasets infert (case)") },
     stop("unknown set ", name))
