@@ -40,7 +40,7 @@ benchmarks <- list(
        what = "CPU of the default kmaha(x, y) over a linear fit, 17 hold-out sets"),
   list(name = "default-accept", script = "default-accept.R", quick = FALSE,
        needs = c("mlbench", "modeldata", "ranger", "kernlab", "glmnet"),
-       what = "the default's accuracy and CPU on 32 sets against ranger, ksvm, glmnet (run with 0.5.2's library too: the script's `old` mode)"),
+       what = "the default's accuracy and CPU on 31 sets against ranger, ksvm, glmnet (run with 0.5.2's library too: the script's `old` mode)"),
   list(name = "nca-span", script = "nca-span.R", quick = FALSE, needs = character(),
        what = "nca() and the NCA default at p >> n: CPU and peak memory"),
   list(name = "learners-new", script = "learners-new.R", quick = FALSE, needs = c("lfda", "dml", "mlbench"),
