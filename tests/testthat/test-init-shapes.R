@@ -69,8 +69,14 @@ test_that("NCA and LMNN take a dim x D matrix, whose rows give dim, and refuse o
 
 test_that("kmaha() checks a matrix start against the coordinates its learner receives", {
   d <- init_data()
-  expect_error(kmaha(d$x, d$y, kernel = "linear", learner_args = list(init = diag(3))),
+  expect_error(kmaha(d$x, d$y, kernel = "linear", learner = "nca",
+                     learner_args = list(init = diag(3))),
                "NCA on the 4 standardized input columns (its `x`): `init` must be a 3 x 4 matrix",
+               fixed = TRUE)
+  # the default learner = "auto" fits several learners: a matrix start is
+  # for one
+  expect_error(kmaha(d$x, d$y, kernel = "linear", learner_args = list(init = diag(3))),
+               "`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several",
                fixed = TRUE)
   f <- suppressWarnings(kmaha(d$x, d$y, kernel = "linear", learner = "lmnn",
                               learner_args = list(init = diag(1, 2, 4), max_iter = 10)))
