@@ -11,7 +11,8 @@
 #' integer or logical (encode factors first, e.g. with \pkg{mlr3pipelines}).
 #'
 #' Parameters (see [kmaha()] for each; the defaults are kmaha()'s):
-#' * `k` (integer, default 1): neighbours of the kNN vote.
+#' * `k` (integer; unset: chosen by kmaha()'s cross-validation, see
+#'   [kmaha()]): neighbours of the kNN vote.
 #' * `learner`: `"auto"` (default: NCA, LMNN and DNE scored, see [kmaha()]),
 #'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"` or a
 #'   learner function.
@@ -85,7 +86,7 @@ mlr3_learner_class <- function() {
     public = list(
       initialize = function() {
         ps <- paradox::ps(
-          k = paradox::p_int(lower = 1L, default = 1L, tags = c("train", "predict")),
+          k = paradox::p_int(lower = 1L, tags = c("train", "predict")),
           learner = paradox::p_uty(default = "auto", tags = "train",
                                    custom_check = mlr3_check_learner),
           kernel = paradox::p_uty(default = "auto", tags = "train"),
@@ -134,7 +135,7 @@ mlr3_learner_class <- function() {
         mlr3_fit(private$.uid, task, pv)
       },
       .predict = function(task) {
-        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% 1L
+        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% self$model$k
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         response <- stats::predict(self$model, x, type = "class", k = k)
         if (self$predict_type == "prob") {
@@ -170,15 +171,18 @@ mlr3_cache_limit <- function() {
 # it does not enter the fit (anything but a kernel chosen by
 # cross-validation).
 mlr3_fit <- function(uid, task, pv) {
-  k <- as.integer(pv[["k"]] %||% 1L)
+  k <- if (!is.null(pv[["k"]])) as.integer(pv[["k"]])
   fit_now <- function() {
     x <- as.data.frame(task$data(cols = task$feature_names))
     do.call(kmaha, c(list(x = x, y = task$truth()), pv))
   }
   limit <- mlr3_cache_limit()
   if (limit == 0) return(fit_now())
+  # the fit depends on k when a kernel, the learner (learner = "auto", the
+  # default) or k itself (unset) is chosen by cross-validation
   cv_choice <- is.null(pv[["kernel"]]) ||
-    (is.character(pv[["kernel"]]) && any(pv[["kernel"]] %in% c("auto", "cv")))
+    (is.character(pv[["kernel"]]) && any(pv[["kernel"]] %in% c("auto", "cv"))) ||
+    is.null(pv[["learner"]]) || identical(pv[["learner"]], "auto") || is.null(k)
   args <- if (cv_choice) pv else pv[setdiff(names(pv), "k")]
   task_hash <- task$hash
   entries <- mlr3_cache$entries
@@ -189,7 +193,7 @@ mlr3_fit <- function(uid, task, pv) {
     e <- entries[[hit[1]]]
     entries <- c(entries[-hit[1]], list(e))
     fit <- e$fit
-    if (!identical(as.integer(fit$k), k)) {
+    if (!is.null(k) && !identical(as.integer(fit$k), k)) {
       fit$k <- k
       fit$train_accuracy <- if (nrow(fit$embedding) > k) {
         mean(pipeline_apply(fit, NULL, "class", k, kmaha_context(pv[["num_threads"]])) == fit$y)

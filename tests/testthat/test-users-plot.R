@@ -75,8 +75,8 @@ test_that("a chosen candidate without a sigma gets a red line in the legend", {
   # curve, the accuracy matrix, best and learner)
   cu <- cv$curve
   cu <- rbind(cu, data.frame(candidate = nrow(cu) + 1L, kind = "linear",
-                             label = "linear (no kernel)", sigma = NA_real_,
-                             mean = 0.99, sd = 0.01, n_ok = 3L, dropped = FALSE,
+                             label = "linear (no kernel)", learner = "dne", sigma = NA_real_,
+                             k = 1L, mean = 0.99, sd = 0.01, n_ok = 3L, dropped = FALSE,
                              degenerate = FALSE, screen = NA_real_))
   fake <- structure(list(curve = cu, accuracy = rbind(cv$accuracy, c(1, 1, 0.97)),
                          best = nrow(cu), learner = cv$learner), class = "kmaha_cv")
