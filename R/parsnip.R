@@ -93,7 +93,10 @@ register_parsnip_engine <- function() {
     original = c("k", "learner", "weight_func", "dist_power"),
     pkg = c("dials", "kmaha", "dials", "dials"),
     fun = c("neighbors", "metric_learner", "weight_func", "dist_power"),
-    has_submodel = c(TRUE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
+    # neighbors is no submodel: with the default kernel and learner choice
+    # (and k unset) the fitted metric depends on k, so tune must fit each
+    # value (multi_predict() still predicts other k from one fit on request)
+    has_submodel = c(FALSE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
   for (i in seq_len(nrow(engine_args))) {
     parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = engine_args$parsnip[i],
                            original = engine_args$original[i],
