@@ -86,7 +86,8 @@ test_that("kmaha() checks a matrix start against the coordinates its learner rec
                "`learner_args$init` must have", fixed = TRUE)
   # kernel choice fits each candidate on its own coordinates: refused up front
   for (kernel in c("auto", "cv")) {
-    expect_error(kmaha(d$x, d$y, kernel = kernel, learner_args = list(init = diag(4))),
+    expect_error(kmaha(d$x, d$y, kernel = kernel, learner = "nca",
+                       learner_args = list(init = diag(4))),
                  sprintf("`learner_args$init` as a matrix starts the learner on one set of coordinates, but kernel choice (kernel = \"%s\")", kernel),
                  fixed = TRUE)
   }
