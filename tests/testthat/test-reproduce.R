@@ -353,11 +353,17 @@ test_that("shipped rows are re-derived by reproduce_paper(), a cell alone as in 
                            seed = info$seed, cv_folds = info$cv_folds)
   m <- match(cell_key(pick), cell_key(again))
   # On the build that made the file every cell agrees exactly. A build with
-  # other compiler flags or another instruction set (make sanitize, a CPU
-  # without AVX2) rounds differently; on Balance, whose inputs are small
-  # integers with many tied distances, that can flip a few 1-NN ties, so
-  # across builds a cell may move by a few test points, never more.
-  expect_lte(max(abs(again$accuracy[m] - pick$accuracy)), 0.01)
+  # other compiler flags or another instruction set (make sanitize: -O1,
+  # no fused multiply-adds; a CPU without AVX2) rounds the learners' sums
+  # differently, and a map that differs in its last digits can put a test
+  # point on the other side of a 1-NN tie (on Balance, small integer
+  # inputs, many distances tie): make sanitize moved one cell by one test
+  # point.  The tolerance is stated in test points: at most 2 per cell.
+  n_test <- vapply(pick$dataset, function(ds) {
+    d <- kmaha:::repro_data(ds, list(path = NULL, download = FALSE))
+    length(d$y) - d$n_train
+  }, 0)
+  expect_lte(max(abs(again$accuracy[m] - pick$accuracy) * n_test), 2 + 1e-9)
   # The cell's own random state: one cell run alone gives exactly what it
   # gave beside the others, on any build.
   one <- reproduce_paper(datasets = "balance", learners = "nca", kernels = "aligned",
@@ -374,6 +380,7 @@ test_that("shipped rows are re-derived by reproduce_paper(), a cell alone as in 
                           splits = info$splits, split_ids = 1L, seed = info$seed,
                           cv_folds = info$cv_folds)
   m <- match(cell_key(shared), cell_key(both))
-  expect_lte(max(abs(both$accuracy[m] - shared$accuracy)), 0.01)
+  # (Iris: 50 test points; the same tolerance of 2 test points)
+  expect_lte(max(abs(both$accuracy[m] - shared$accuracy)) * 50, 2 + 1e-9)
   expect_identical(both$choice[m], shared$choice)
 })
