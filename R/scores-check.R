@@ -61,6 +61,9 @@ check_scores <- function(scores, a, cv_folds, cv_strategy, given = character()) 
     stopf("`kernel` holds scores of other data: `x` and `y` have the scored dimensions and class sizes, but other values or another order of the rows or labels; score these data with score_candidates(), or fit with kernel = \"auto\".")
   }
   s <- scores$settings
+  if (identical(s$scale, NA)) {
+    stopf("`kernel` holds scores of cv_kernel(), which scores `x` as given, while kmaha() standardizes or centres it (`scale`); score these data with score_candidates() instead.")
+  }
   now <- choice_settings(a, cv_strategy)
   now$folds <- cv_folds
   for (arg in names(scores_arguments)) {

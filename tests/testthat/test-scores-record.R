@@ -123,6 +123,10 @@ test_that("other data of the same dimensions and class sizes are recognised", {
   # the same values in a copy, and as a data frame: accepted
   expect_s3_class(kmaha(d$x + 0, d$y, kernel = sc), "kmaha_fit")
   expect_s3_class(kmaha(as.data.frame(d$x), d$y, kernel = sc), "kmaha_fit")
+  # scores of cv_kernel() (inputs as given) cannot be a kmaha() fit's
+  cvk <- cv_kernel(d$x, d$y, "dne", kernels = rec_kernels(), seed = 1)
+  expect_error(kmaha(d$x, d$y, kernel = cvk),
+               "`kernel` holds scores of cv_kernel(), which scores `x` as given", fixed = TRUE)
   # scores of 0.5.2 and earlier kept only sums: refused
   old <- sc
   old$fingerprint$hash <- NULL
