@@ -15,7 +15,8 @@ test_that("the engine is registered once parsnip and kmaha are loaded", {
   args <- parsnip::get_from_env("nearest_neighbor_args")
   args <- args[args$engine == "kmaha", ]
   expect_identical(args$original[args$parsnip == "neighbors"], "k")
-  expect_true(args$has_submodel[args$parsnip == "neighbors"])
+  # not a submodel: at kernel = "auto" k enters the kernel choice
+  expect_false(args$has_submodel[args$parsnip == "neighbors"])
 })
 
 test_that("the engine fits and predicts exactly as a direct kmaha() fit", {
