@@ -1,8 +1,10 @@
 # Installs the suggested frameworks that kmaha's adapters plug into
 # (tidymodels: parsnip, recipes, workflows, tune, dials, yardstick, rsample;
-# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), and batchtools and
-# future.batchtools for the Slurm tests, into the R library LIB, so that
-# their tests run (CI does this; `make test` does not).
+# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), batchtools and
+# future.batchtools for the Slurm tests, and kknn and ranger, the
+# references of bench/tune-grid.R (which CI's script check needs), into the
+# R library LIB, so that their tests run (CI does this; `make test` does
+# not).
 #
 #   Rscript tools/install-suggests.R LIB
 #
@@ -24,7 +26,7 @@ ncpus <- as.integer(Sys.getenv("KMAHA_INSTALL_NCPUS", parallel::detectCores()))
 
 targets <- c("parsnip", "recipes", "workflows", "tune", "dials", "yardstick",
              "rsample", "mlr3", "paradox", "mlr3tuning", "bbotk", "mlr3misc",
-             "batchtools", "future.batchtools")
+             "batchtools", "future.batchtools", "kknn", "ranger")
 # Dependencies taken at CRAN's current version even where an older one
 # meets every declared requirement, because some package uses functions
 # newer than its declared minimum: mlr3measures calls
