@@ -14,6 +14,15 @@
 #' | `"knca"`  | [kmaha()] with NCA, RBF kernel          | `sigma`, `k`        |
 #' | `"klmnn"` | [kmaha()] with LMNN, RBF kernel         | `sigma`, `targets`, `k` |
 #' | `"kdne"`  | [kmaha()] with DNE, RBF kernel          | `sigma`, `targets`, `k` |
+#' | `"auto"`  | [kmaha()] at its defaults               | none (`parameter`)  |
+#'
+#' `"auto"` is the default `kmaha(x, y)`: the learner, the kernel and `k`
+#' are chosen by kmaha's own cross-validation inside each training resample,
+#' so caret has nothing to tune (its grid is caret's usual one-row
+#' `parameter = "none"`, as for models without tuning parameters); the
+#' arguments in `...` go to [kmaha()] (e.g. `seed = 1`, `cv_folds = 10`, or
+#' `k = 3` to fix `k`). caret's resampling then estimates the accuracy of
+#' the whole procedure, choices included.
 #'
 #' `k` is the number of neighbours of the kNN classifier, `targets` the
 #' number of target neighbours of LMNN/DNE, `dim` the output dimension of
@@ -37,13 +46,14 @@
 #' learners ignore them, and `fit` says so in a warning.
 #'
 #' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
-#'   `"kdne"`.
+#'   `"kdne"`, `"auto"`.
 #' @param ... Further fixed arguments passed to the learner, e.g.
 #'   `max_iter = 100` for NCA. They are checked when the model is built: each
 #'   must be named and be an argument of [nca()], [lmnn()] or [dne()], other
 #'   than the data (`x`, `y`), the tuned parameter (`dim` for `"nca"`, `k`
 #'   for the target-neighbour methods), `targets` (row indices, which
 #'   resampling would invalidate) and, for the kernel methods, `scale`.
+#'   For `"auto"`, arguments of [kmaha()] other than `x` and `y`.
 #' @return A list in caret's custom-model format (`library`, `type`,
 #'   `parameters`, `grid`, `loop`, `fit`, `predict`, `prob`, `sort`,
 #'   `levels`, `label`).
@@ -56,6 +66,10 @@
 #' idx <- c(1:25, 51:75, 101:125)
 #' fit <- m$fit(iris[idx, 1:4], iris$Species[idx], param = grid[1, ])
 #' mean(m$predict(fit, iris[-idx, 1:4]) == iris$Species[-idx])
+#' # kmaha()'s default, which chooses learner, kernel and k itself:
+#' auto <- kmaha_caret("auto", seed = 1)
+#' fit <- auto$fit(iris[idx, 1:4], iris$Species[idx], param = auto$grid(iris[, 1:4], iris$Species))
+#' mean(auto$predict(fit, iris[-idx, 1:4]) == iris$Species[-idx])
 #' \dontrun{
 #' # The same through caret (not run here: loading caret alone takes
 #' # seconds).
@@ -66,10 +80,12 @@
 #' tuned$bestTune
 #' }
 #' @export
-kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"),
+kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne", "auto"),
                         ...) {
-  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"), "method")
+  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne", "auto"),
+                         "method")
   fixed <- list(...)
+  if (method == "auto") return(caret_auto_model(fixed))
   kernelized <- method %in% c("knca", "klmnn", "kdne")
   base <- sub("^k(nca|lmnn|dne)$", "\\1", method)
   check_caret_fixed(fixed, method, base, kernelized)
@@ -211,4 +227,46 @@ check_caret_fixed <- function(fixed, method, base, kernelized) {
                                             base, paste(allowed, collapse = ", ")))
   }
   invisible(fixed)
+}
+
+# kmaha_caret("auto"): the default kmaha() fit, which chooses the learner,
+# kernel and k by its own cross-validation on each training resample; no
+# caret tuning parameter (caret's one-row `parameter = "none"` grid), the
+# fixed arguments go to kmaha().
+caret_auto_model <- function(fixed) {
+  fun <- "kmaha_caret(\"auto\")"
+  nm <- names(fixed) %||% rep("", length(fixed))
+  if (any(!nzchar(nm))) {
+    stop_unknown_args(fun, nm[!nzchar(nm)],
+                      "Arguments for kmaha() must be named, e.g. seed = 1.")
+  }
+  allowed <- setdiff(names(formals(kmaha.default)), c("x", "y", "..."))
+  unknown <- setdiff(nm, allowed)
+  if (length(unknown)) {
+    stop_unknown_args(fun, unknown, sprintf("It passes its arguments to kmaha(), which takes: %s.",
+                                            paste(allowed, collapse = ", ")))
+  }
+  fit <- function(x, y, wts = NULL, param, lev, last, weights, classProbs, ...) {
+    if (!is.null(wts)) {
+      warning("kmaha_caret(\"auto\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
+              call. = FALSE)
+    }
+    do.call(kmaha, c(list(as.matrix(x), y), utils::modifyList(fixed, list(...))))
+  }
+  list(label = "kmaha (learner, kernel and k chosen by kmaha)",
+       library = "kmaha",
+       type = "Classification",
+       parameters = data.frame(parameter = "parameter", class = "character",
+                               label = "parameter"),
+       grid = function(x, y, len = NULL, search = "grid") data.frame(parameter = "none"),
+       fit = fit,
+       predict = function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+         as.character(stats::predict(modelFit, as.matrix(newdata), type = "class"))
+       },
+       prob = function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+         as.data.frame(stats::predict(modelFit, as.matrix(newdata), type = "prob"))
+       },
+       sort = function(x) x,
+       levels = function(x) levels(x$y),
+       loop = NULL)
 }

@@ -52,7 +52,7 @@ test_that("default grids have the model's parameters", {
     expect_setequal(names(gr), m$parameters$parameter)
   }
   expect_error(kmaha_caret("svm"),
-               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\".",
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"auto\".",
                fixed = TRUE)
 })
 
@@ -137,4 +137,25 @@ test_that("case weights are ignored with a warning", {
     tuneGrid = data.frame(targets = 3, k = 1),
     trControl = caret::trainControl(method = "cv", number = 2)))
   expect_true(any(grepl("case weights", w$warnings)))
+})
+
+test_that("kmaha_caret(\"auto\") passes its arguments to kmaha() and checks them", {
+  m <- kmaha_caret("auto", seed = 1, k = 3)
+  expect_identical(m$parameters$parameter, "parameter")
+  expect_identical(m$grid(iris[, 1:4], iris$Species), data.frame(parameter = "none"))
+  dat <- caret_data()
+  fit <- m$fit(dat[, 1:4], dat$Species, param = m$grid(dat[, 1:4], dat$Species))
+  direct <- kmaha(as.matrix(dat[, 1:4]), dat$Species, seed = 1, k = 3)
+  expect_identical(fit$k, 3L)
+  expect_identical(m$predict(fit, iris[, 1:4]),
+                   as.character(predict(direct, as.matrix(iris[, 1:4]))))
+  expect_equal(as.matrix(m$prob(fit, iris[1:5, 1:4])),
+               predict(direct, as.matrix(iris[1:5, 1:4]), type = "prob"),
+               ignore_attr = TRUE)
+  expect_error(kmaha_caret("auto", sigma = 2),
+               "Unknown argument(s) to kmaha_caret(\"auto\"): 'sigma'. It passes its arguments to kmaha(), which takes: learner, kernel, k,",
+               fixed = TRUE)
+  expect_error(kmaha_caret("auto", 1),
+               "Unknown argument(s) to kmaha_caret(\"auto\"): <unnamed>. Arguments for kmaha() must be named, e.g. seed = 1.",
+               fixed = TRUE)
 })

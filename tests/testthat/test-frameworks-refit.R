@@ -101,7 +101,7 @@ test_that("mlr3's resampled predictions are those of kmaha() fitted on the folds
   l$train(task, row_ids = cv$train_set(1))
   l$param_set$values$k <- 1
   expect_error(l$predict(task, row_ids = cv$test_set(1)),
-               "this model chose its kernel by cross-validated votes of k = 10 neighbours, so it does not predict with k = 1; train it again with k = 1.",
+               "this model chose its kernel, learner or k by cross-validated votes of k = 10 neighbours, so it does not predict with k = 1; train it again with k = 1.",
                fixed = TRUE)
 })
 
@@ -131,4 +131,28 @@ test_that("caret's resampled predictions are those of kmaha() fitted on the fold
       }
     }
   }
+})
+
+test_that("caret's \"auto\" model is kmaha()'s default fitted on each fold", {
+  skip_if_not_installed("caret")
+  d <- balance_sample()
+  feats <- setdiff(names(d), "class")
+  set.seed(3)
+  index <- caret::createFolds(d$class, k = 3, returnTrain = TRUE)
+  tuned <- caret::train(d[, feats], d$class, method = kmaha_caret("auto", seed = 1),
+                        trControl = caret::trainControl(method = "cv", index = index,
+                                                        savePredictions = "all"))
+  pred <- tuned$pred
+  expect_identical(nrow(pred), nrow(d))
+  for (fold in names(index)) {
+    tr <- index[[fold]]
+    p <- pred[pred$Resample == fold, ]
+    p <- p[order(p$rowIndex), ]
+    direct <- kmaha(d[tr, feats], d$class[tr], seed = 1)
+    expect_identical(as.character(p$pred),
+                     as.character(predict(direct, d[p$rowIndex, feats])), label = fold)
+  }
+  # the final model is the default fit on every row
+  expect_identical(predict(tuned$finalModel, as.matrix(d[, feats])),
+                   predict(kmaha(d[, feats], d$class, seed = 1), d[, feats]))
 })
