@@ -133,12 +133,7 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_lmnn",
                    call = model_call(match.call(), "lmnn"))
-  o <- spec$opts
-  fit$settings <- list(k = ncol(fit$targets), dim = o$dim %||% ncol(x), mu = o$mu,
-                       lambda = o$lambda, max_iter = o$max_iter, tol = o$tol,
-                       solver = o$solver,
-                       init = if (is.matrix(o$init)) "matrix" else o$init,
-                       scale = scale)
+  fit$settings <- learner_settings(spec, fit, ctx, scale)
   fit
 }
 
@@ -146,4 +141,204 @@ lmnn.default <- function(x, y, k = 3, dim = NULL, mu = 0.5, targets = NULL,
 #' @export
 lmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), lmnn.default, list(...), "lmnn")
+}
+
+# --------------------------------------------------------------------------
+# LMNN's record (the fields: new_learner() in R/learners.R), its options,
+# start and fitter (shared with KLMNN, R/learner-klmnn.R) and its cap for
+# kernel choice.
+
+learner_lmnn <- function() list(
+  name = "lmnn", label = "LMNN", fun = "lmnn.default", task = "classification",
+  auto = TRUE,
+  options = function(args, argname) lmnn_opts(args, argname),
+  start = lmnn_init,
+  targets = same_class_targets(in_fit = TRUE),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_lmnn_map(spec$opts, z, y, targets, ctx, store_metric = keep_square(spec, z),
+                 argname = spec$argname, coords = if (isTRUE(spec$public))
+                   sprintf("`x` has %d columns", ncol(z)) else
+                   sprintf("the learner receives %s", coords),
+                 principal = principal, score = score)
+  },
+  # kernelized LMNN gets the RKLMNN default weight unless the user set
+  # `lambda` (see kmaha()); linear LMNN none
+  kpca = function(spec) {
+    if (!"lambda" %in% names(spec$args)) spec$opts$lambda <- klmnn_lambda
+    spec
+  },
+  choice_dim = function(p) lmnn_choice_dim,
+  fold_tol = TRUE,
+  settings = function(fit, spec, ctx, scale) {
+    o <- spec$opts
+    list(k = ncol(fit$targets), dim = o$dim %||% fit$n_features, mu = o$mu,
+         lambda = o$lambda, max_iter = o$max_iter, tol = o$tol,
+         solver = o$solver,
+         init = if (is.matrix(o$init)) "matrix" else o$init,
+         scale = scale)
+  },
+  objective = c(
+    short = "target-neighbour distances + impostor hinge losses",
+    long = "(1 - mu) * squared distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(M); lower is better"),
+  caret = list(param = "targets", option = "k"))
+
+# The rows of the map kernelized LMNN learns for kernel choice (see
+# nca_choice_dim in R/learner-nca.R for the measurements).
+lmnn_choice_dim <- 16L
+
+lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
+  name <- if (kernel_trick) "klmnn" else "lmnn"
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(name, a)
+  mu <- check_number(get_arg("mu"), argname("mu"))
+  if (mu <= 0 || mu >= 1) {
+    stopf("`%s` must lie strictly between 0 and 1, not %s.", argname("mu"), format(mu))
+  }
+  lambda <- get_arg("lambda")
+  if (!is.function(lambda) && !is.null(lambda)) {
+    lambda <- check_number(lambda, argname("lambda"), nonneg = TRUE)
+  }
+  init <- check_init(get_arg("init"), kernel_trick, argname)
+  if (is.matrix(init) && (anyNA(init) || any(!is.finite(init)))) {
+    stopf("`%s` must not contain missing or infinite values.", argname("init"))
+  }
+  solver <- if ("solver" %in% names(args)) args$solver else
+    learner_default(name, "solver") %||% "auto"
+  if (length(solver) > 1L) solver <- solver[1]
+  if (!is.character(solver) || is.na(solver) || !solver %in% c("auto", "M", "L")) {
+    stopf("`%s` must be \"auto\", \"M\" or \"L\".", argname("solver"))
+  }
+  targets <- args$targets
+  list(k = check_count(if (!is.null(targets) && !"k" %in% names(args)) 
+                         max(ncol(as.matrix(targets)), 1L) else get_arg("k"), argname("k")),
+       k_given = "k" %in% names(args),
+       dim = opt_dim(get_arg("dim"), argname), mu = mu, lambda = lambda,
+       init = init, max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
+       tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
+       solver = if (solver == "auto") "L" else solver,
+       verbose = check_flag(get_arg("verbose"), argname("verbose")),
+       targets = targets)
+}
+
+# Starting map of LMNN (dim x D) on the preprocessed inputs xs, or NULL for
+# the D x D identity: the core's default start, which is never formed here
+# (at p >> n it would be the largest object of the fit, and the core solves
+# in the span of the centred points, where it is the r x r identity).
+# "pca": the leading principal directions; at most min(n, D) of them exist,
+# and with `dim` above that the start has only those rows (further rows
+# would be zero: directions in which the training points do not vary, which
+# the solvers do not use; at p >> n with the default `dim` = D they would
+# make a D x D matrix).
+lmnn_init <- function(init, init_mat, xs, dim, principal = FALSE) {
+  D <- ncol(xs)
+  if (!is.null(init_mat)) return(unname(init_mat))
+  if (init == "auto") init <- if (dim < D) "pca" else "identity"
+  # exact KPCA coordinates are principal components already: the PCA start
+  # is the first `dim` axes
+  if (init == "pca" && principal) return(diag(1, dim, D))
+  switch(init,
+         identity = if (dim == D) NULL else diag(1, dim, D),
+         pca = {
+           xc <- sweep(xs, 2L, colMeans(xs))
+           nv <- min(dim, dim(xs))
+           v <- svd(xc, nu = 0L, nv = nv)$v
+           t(v[, seq_len(nv), drop = FALSE])
+         },
+         random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D))
+}
+
+# LMNN (reg = NULL: lambda tr(M)) and kernel-trick LMNN (reg = K).  The core
+# solves in the span of the centred training points when it has fewer
+# dimensions than z has columns (p >> n; kernel rows: their KPCA
+# coordinates), and the map it returns acts on z.  `argname` names the
+# options in messages, `coords` says what z is (for the linear learner's
+# start), `gram` how the user gave the Gram matrix of the kernel trick (see
+# lmnn_gram_error()).
+fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE,
+                         argname = function(a) a, coords = NULL, gram = NULL,
+                         principal = FALSE, score = NULL) {
+  D <- ncol(z)
+  lambda <- o$lambda
+  if (is.function(lambda)) lambda <- lambda(z)
+  if (is.null(lambda)) lambda <- if (is.null(reg)) 0 else klmnn_lambda_gram(reg)
+  init_mat <- if (is.matrix(o$init)) o$init
+  dim <- o$dim %||% if (!is.null(init_mat)) nrow(init_mat) else min(D, o$dim_cap %||% Inf)
+  if (is.null(reg) && !is.null(init_mat)) {
+    check_lmnn_init(init_mat, D, dim, argname,
+                    coords %||% sprintf("`x` has %d columns", D))
+  }
+  # L0 NULL: the D x D identity, left to the core (a 0 x 0 matrix there)
+  if (is.null(reg)) {
+    L0 <- lmnn_init(o$init, init_mat, z, dim, principal)
+  } else if (!is.null(init_mat)) {
+    # a dim x n matrix of coefficients, checked as KNCA's
+    L0 <- knca_init(init_mat, reg, o$dim, ctx)$U
+  } else if (identical(o$init, "auto") && is.null(o$dim)) {
+    # The identity on the kernel rows: LMNN is convex in M with a full-rank
+    # map, so the start does not change the optimum, and from the identity
+    # the core's low-rank mode applies.
+    L0 <- NULL
+  } else {
+    L0 <- knca_init(if (identical(o$init, "auto")) "kpca" else o$init, reg, o$dim, ctx)$U
+    dim <- nrow(L0)
+  }
+  zz <- z
+  dimnames(zz) <- NULL
+  # the held-out votes use the rows of the map kept below
+  if (!is.null(score)) score$dim <- as.integer(dim)
+  res <- tryCatch(
+    core_lmnn_fit(zz, as.integer(y), targets, L0 %||% matrix(0, 0L, 0L), o$mu, lambda,
+                  o$max_iter, o$tol, o$solver, 10L, 0.2, o$verbose, ctx, reg = reg,
+                  metric = is.null(reg) && store_metric, target_k = o$k, score = score),
+    kmaha_singular_error = function(e) {
+      # the only matrix the core requires to be positive semi-definite here
+      if (is.null(reg)) stop(e)
+      lmnn_gram_error(e, reg, gram)
+    })
+  L <- res$L
+  if (nrow(L) > dim) L <- L[seq_len(dim), , drop = FALSE]
+  # The low-rank mode returns exact zero rows beyond the metric's rank; with
+  # no `dim` asked for they carry nothing.
+  if (is.null(o$dim) && is.null(init_mat)) {
+    nz <- rowSums(L != 0) > 0
+    if (any(nz) && !all(nz)) L <- L[nz, , drop = FALSE]
+  }
+  # (the identity's norm: sqrt(D))
+  warn_collapsed_map(exp(log_norm(L) - if (is.null(L0)) 0.5 * log(D) else log_norm(L0)),
+                     lambda, argname("lambda"))
+  fun <- if (is.null(reg)) "lmnn" else "klmnn"
+  if (!res$converged) {
+    warnf("%s() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+          fun, res$message, as.integer(res$iterations),
+          if (o$solver == "M") "iterations" else "evaluations")
+  }
+  list(map = L,
+       convergence = list(iterations = as.integer(res$iterations),
+                          objective = res$objective, trace = res$trace,
+                          converged = res$converged, message = res$message),
+       details = list(lambda = lambda, solver = o$solver,
+                      impostors = res$active_pairs,
+                      active_triples = res$active_triples,
+                      M = if (is.null(reg) && store_metric) res$M),
+       targets = res$targets, score = res$score)
+}
+
+# A starting map given as a matrix, for LMNN on D coordinates with `dim`
+# rows: one column per coordinate, at most one row per coordinate (a map
+# with more rows than its input has coordinates is the same metric with
+# fewer rows), and as many rows as `dim`.  `coords` says what the
+# coordinates are ("`x` has 4 columns").
+check_lmnn_init <- function(init, D, dim, argname, coords) {
+  arg <- argname("init")
+  if (ncol(init) != D) {
+    stopf("`%s` must have %d columns (one per feature), not %d.", arg, D, ncol(init))
+  }
+  if (nrow(init) > D) {
+    stopf("`%s` has %d rows but %s: a map has at most one row per column of its input, so give `%s` at most %d rows.",
+          arg, nrow(init), coords, arg, D)
+  }
+  if (nrow(init) != dim) {
+    stopf("`%s` has %d rows but `%s` is %d; they must match.", arg, nrow(init),
+          argname("dim"), dim)
+  }
+  invisible(init)
 }
