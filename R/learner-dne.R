@@ -174,17 +174,22 @@ learner_dne <- function() list(
     fit_dne_map(spec$opts, z, y, targets, ctx, store_scatter = keep_square(spec, z),
                 principal = principal, score = score)
   },
-  settings = function(fit, spec, ctx, scale) {
-    list(k = if (is.null(spec$args$targets)) spec$opts$k else NA_integer_,
-         dim = nrow(fit$L), dim_rule = fit$dim_rule,
-         lambda = spec$opts$lambda, scale = scale,
-         targets = if (is.null(spec$args$targets)) "input" else "supplied")
-  },
+  settings = function(fit, spec, ctx, scale) dne_settings(fit, spec, scale, "lambda", "input"),
   convergence = list(exact = TRUE, solution = TRUE),
   objective = c(
     short = "same-class minus other-class neighbour distances",
     long = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better"),
   caret = list(param = "targets", option = "k"))
+
+# The settings of DNE and KDNE: `shift` names the diagonal shift's option,
+# `found` where the target neighbours were found (unless given).
+dne_settings <- function(fit, spec, scale, shift, found) {
+  given <- !is.null(spec$args$targets)
+  s <- list(k = if (given) NA_integer_ else spec$opts$k, dim = nrow(fit$L),
+            dim_rule = fit$dim_rule)
+  s[[shift]] <- spec$opts[[shift]]
+  c(s, list(scale = scale, targets = if (given) "supplied" else found))
+}
 
 # DNE and KDNE: the same options, except the diagonal shift (DNE's
 # `lambda`, KDNE's `eps`).

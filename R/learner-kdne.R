@@ -124,10 +124,7 @@ learner_kdne <- function() list(
     fit_kdne_map(spec$opts, reg, y, targets, ctx)
   },
   settings = function(fit, spec, ctx, scale) {
-    list(k = if (is.null(spec$args$targets)) spec$opts$k else NA_integer_,
-         dim = nrow(fit$L), dim_rule = fit$dim_rule,
-         eps = spec$opts$eps, scale = scale,
-         targets = if (is.null(spec$args$targets)) "feature space" else "supplied")
+    dne_settings(fit, spec, scale, "eps", "feature space")
   },
   convergence = list(exact = TRUE, solution = TRUE),
   objective = c(

@@ -92,12 +92,7 @@ learner_knca <- function() list(
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_nca_map(spec$opts, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda"))
   },
-  settings = function(fit, spec, ctx, scale) {
-    o <- spec$opts
-    list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
-         max_iter = o$max_iter, tol = o$tol, scale = scale,
-         num_threads = ctx$threads)
-  },
+  settings = function(fit, spec, ctx, scale) nca_settings(fit, spec, ctx, scale),
   convergence = list(unit = "objective evaluations"),
   objective = c(
     short = "minus the expected number of points classified correctly",

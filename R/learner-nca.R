@@ -358,11 +358,8 @@ learner_nca <- function() list(
   choice_dim = function(p) max(nca_choice_dim, p),
   fold_tol = TRUE,
   settings = function(fit, spec, ctx, scale) {
-    o <- spec$opts
-    list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
-         max_iter = o$max_iter, tol = o$tol, scale = scale,
-         num_threads = ctx$threads, method = fit$method,
-         batch_size = fit$batch_size)
+    c(nca_settings(fit, spec, ctx, scale),
+      list(method = fit$method, batch_size = fit$batch_size))
   },
   convergence = list(unit = "objective evaluations"),
   objective = c(
@@ -426,6 +423,14 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
        score = res$score)
 }
 
+
+# The settings of NCA and KNCA.
+nca_settings <- function(fit, spec, ctx, scale) {
+  o <- spec$opts
+  list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
+       max_iter = o$max_iter, tol = o$tol, scale = scale,
+       num_threads = ctx$threads)
+}
 
 # The rows of the map kernelized NCA and LMNN learn for kernel choice
 # (kmaha()'s "auto", "cv", scored candidates): on the development data a
