@@ -193,3 +193,37 @@ test_that("an unregistered learner is gone from every list", {
   expect_error(kmaha(iris[, 1:4], iris$Species, learner = "whiten", kernel = "linear"),
                "not \"whiten\".", fixed = TRUE)
 })
+
+test_that("no code outside a learner's own functions compares with or switches on its name", {
+  ns <- asNamespace("kmaha")
+  learners <- names(records())
+  # the learner names a call compares with (==, !=, %in%, identical) or
+  # switches on (the labels of switch())
+  compared <- function(e) {
+    out <- character()
+    walk <- function(e) {
+      if (!is.call(e)) return(invisible())
+      f <- if (is.symbol(e[[1]])) as.character(e[[1]]) else ""
+      if (f %in% c("==", "!=", "%in%", "identical")) {
+        for (a in as.list(e)[-1]) {
+          if (is.call(a) && identical(a[[1]], as.symbol("c"))) a <- unlist(Filter(is.character, as.list(a)[-1]))
+          if (is.character(a)) out <<- c(out, intersect(a, learners))
+        }
+      }
+      if (f == "switch") out <<- c(out, intersect(names(e), learners))
+      for (a in as.list(e)[-1]) if (!missing(a)) walk(a)
+    }
+    walk(e)
+    unique(out)
+  }
+  offenders <- character()
+  for (nm in ls(ns, all.names = TRUE)) {
+    f <- get(nm, ns)
+    if (!is.function(f) || is.primitive(f)) next
+    hit <- compared(body(f))
+    # a learner's own functions (dne_opts(): DNE's and KDNE's options) may
+    own <- vapply(hit, function(h) startsWith(nm, paste0(h, "_")), NA)
+    if (length(hit) && !all(own)) offenders <- c(offenders, sprintf("%s: %s", nm, paste(hit, collapse = ", ")))
+  }
+  expect_identical(offenders, character())
+})
