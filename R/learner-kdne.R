@@ -110,7 +110,6 @@ kdne.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), kdne.default, list(...), "kdne")
 }
 
-
 # --------------------------------------------------------------------------
 # KDNE's record (the fields: new_learner() in R/learners.R; its options are
 # DNE's, R/learner-dne.R) and its fitter.

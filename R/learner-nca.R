@@ -423,7 +423,6 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
        score = res$score)
 }
 
-
 # The settings of NCA and KNCA.
 nca_settings <- function(fit, spec, ctx, scale) {
   o <- spec$opts

@@ -195,7 +195,6 @@ learner_option_names <- function(name) {
           c("x", "y", "...", "scale", "kernel", "num_threads"))
 }
 
-
 # A learner specification: `learner` is a built-in name or a function;
 # `args` the options as the user gave them (kmaha()'s `learner_args`, or a
 # public learner's arguments).  `argname` renders an option's name in
@@ -351,7 +350,6 @@ check_learner_args <- function(learner_args) {
   }
   learner_args
 }
-
 
 # --------------------------------------------------------------------------
 # Target neighbours.
