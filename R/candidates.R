@@ -79,48 +79,29 @@ candidate_feature <- function(cand, xs, y, base, ctx) {
     })
 }
 
-# The learner of a candidate: Euclidean k-NN learns nothing; kernelized
-# LMNN gets the RKLMNN default weight unless the user set `lambda` (see
-# kmaha()); linear LMNN none.  With chosen = TRUE (the candidates of kernel
-# choice, scored and fitted), kernelized NCA and LMNN learn a map of at most
-# `nca_choice_dim` / `lmnn_choice_dim` rows unless the user set `dim`; NCA
-# at least p rows (the linear learner's map on the p inputs, which the
-# kernel candidates compete with).
+# The learner of a candidate: Euclidean k-NN learns nothing; on KPCA
+# coordinates the learner's record may adjust its spec (`kpca`: kernelized
+# LMNN gets the RKLMNN default weight unless the user set `lambda`, see
+# kmaha()).  With chosen = TRUE (the candidates of kernel choice, scored and
+# fitted), a kernelized learner whose record has a `choice_dim` learns a map
+# of at most that many rows unless the user set `dim` (NCA: at least p rows,
+# the linear learner's map on the p inputs, which the kernel candidates
+# compete with; see nca_choice_dim and lmnn_choice_dim).
 candidate_spec <- function(spec, cand, chosen = FALSE, p = 0L) {
   if (cand$kind == "euclidean") return(euclidean_spec())
   kernelized <- !cand$kind %in% c("linear", "euclidean")
-  if (isTRUE(spec$builtin) && spec$name == "lmnn" && kernelized &&
-      !"lambda" %in% names(spec$args)) {
-    spec$opts$lambda <- klmnn_lambda
-  }
-  if (chosen && isTRUE(spec$builtin) && kernelized && !"dim" %in% names(spec$args)) {
-    cap <- switch(spec$name, nca = nca_choice_dim, lmnn = lmnn_choice_dim)
-    if (spec$name == "nca") cap <- max(cap, p)
-    if (!is.null(cap)) spec$opts$dim_cap <- cap
+  rec <- if (isTRUE(spec$builtin)) learner_record(spec$name)
+  if (kernelized && !is.null(rec$kpca)) spec <- rec$kpca(spec)
+  if (chosen && kernelized && !is.null(rec$choice_dim) && !"dim" %in% names(spec$args)) {
+    spec$opts$dim_cap <- rec$choice_dim(p)
   }
   spec
 }
 
-# The rows of the map kernelized NCA and LMNN learn for kernel choice
-# (kmaha()'s "auto", "cv", scored candidates): on the development data a
-# map of 16 rows on every KPCA component was as accurate as the full map
-# (mean test accuracy of kernel = "auto" over 26 sets x 2 splits: NCA 0.8555
-# against 0.8543, bench/studies/rank-study.R; LMNN 0.8622 against 0.8620,
-# bench/studies/default-dev.R) at a third (NCA) to a half (LMNN) of the cost;
-# capping the KPCA components instead cost accuracy.  NCA's cap is the
-# input count when there are more than 16 inputs: on the hold-out set
-# ad_data (134 inputs) 16 rows cost the unweighted sum 0.07 of CV accuracy
-# against the linear learner's 134 x 134 map; mean test accuracy of the
-# default on the 18 hold-out sets 0.8457 -> 0.8490 and on the development
-# sets 0.8541 -> 0.8548, at 5% more CPU (bench/studies/default-holdout.R,
-# bench/studies/default-dev.R).  The same rule for LMNN: hold-out 0.8536 -> 0.8528
-# at 17% more CPU, so LMNN keeps 16.
-nca_choice_dim <- 16L
-lmnn_choice_dim <- 16L
-
 # The learner's settings when it scores a candidate on a fold (not when the
-# chosen candidate is fitted): NCA and LMNN stop at the relative tolerance
-# 1e-3 instead of their 1e-5, unless the user set `tol` (in `learner_args`).
+# chosen candidate is fitted): the learners whose record sets `fold_tol`
+# (NCA and LMNN) stop at the relative tolerance 1e-3 instead of their 1e-5,
+# unless the user set `tol` (in `learner_args`).
 # The folds only rank candidates; on the development data (26 sets x 2
 # splits, bench/studies/default-dev.R, variants tol1e3/tol1e4) the default's mean
 # test accuracy was NCA 0.8568 (1e-4: 0.8553; 1e-5: 0.8548) and LMNN
@@ -130,8 +111,8 @@ score_tol <- 1e-3
 
 # The spec a candidate is scored with on the folds (see score_tol).
 scoring_spec <- function(spec) {
-  if (!is.null(score_tol) && isTRUE(spec$builtin) && spec$name %in% c("nca", "lmnn") &&
-      !"tol" %in% names(spec$args)) {
+  if (!is.null(score_tol) && isTRUE(spec$builtin) &&
+      isTRUE(learner_record(spec$name)$fold_tol) && !"tol" %in% names(spec$args)) {
     spec$opts$tol <- max(spec$opts$tol, score_tol)
   }
   spec

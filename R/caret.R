@@ -82,18 +82,18 @@
 #' @export
 kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne", "auto"),
                         ...) {
-  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne", "auto"),
-                         "method")
+  # the methods and their parameters come from the learners' records
+  # (`caret`): a kernel-trick record's method is its linear learner by the
+  # KPCA trick with an RBF kernel of tuned sigma; "auto" is kmaha()'s default
+  method <- match_choice(method, c(caret_methods(), "auto"), "method")
   fixed <- list(...)
   if (method == "auto") return(caret_auto_model(fixed))
-  kernelized <- method %in% c("knca", "klmnn", "kdne")
-  base <- sub("^k(nca|lmnn|dne)$", "\\1", method)
+  rec <- learner_record(method)
+  kernelized <- rec$kernel_trick
+  base <- rec$linear %||% method
+  tune <- rec$caret
   check_caret_fixed(fixed, method, base, kernelized)
-  params <- switch(method,
-    nca = c("dim", "k"),
-    lmnn = , dne = c("targets", "k"),
-    knca = c("sigma", "k"),
-    klmnn = , kdne = c("sigma", "targets", "k"))
+  params <- c(if (kernelized) "sigma", tune$param, "k")
   labels <- c(dim = "Output dimension", k = "Neighbours (kNN)",
               targets = "Target neighbours", sigma = "RBF sigma (scaled)")
   parameters <- data.frame(parameter = params, class = "numeric",
@@ -127,13 +127,14 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     }
     x <- as.matrix(x)
     args <- utils::modifyList(fixed, list(...))
+    # the tuned learner option
+    tuned <- if (!is.null(tune$param)) {
+      stats::setNames(list(as.integer(param[[tune$param]])), tune$option)
+    } else list()
     m <- if (!kernelized) {
-      learner_fun <- switch(base, nca = nca, lmnn = lmnn, dne = dne)
-      extra <- if (base == "nca") list(dim = as.integer(param$dim)) else
-        list(k = as.integer(param$targets))
-      do.call(learner_fun, c(list(x, y), extra, args))
+      do.call(get(sub("\\.default$", "", rec$fun), mode = "function"), c(list(x, y), tuned, args))
     } else {
-      largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
+      largs <- tuned
       largs <- utils::modifyList(largs, args)
       # the threads are kmaha()'s own argument, not a learner option
       threads <- largs$num_threads
@@ -189,7 +190,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     list(loop = fits, submodels = unname(submodels))
   }
 
-  list(label = sprintf("kmaha %s", toupper(method)),
+  list(label = sprintf("kmaha %s", rec$label),
        library = "kmaha",
        type = "Classification",
        parameters = parameters,
@@ -211,15 +212,14 @@ check_caret_fixed <- function(fixed, method, base, kernelized) {
     stop_unknown_args(fun, nm[!nzchar(nm)],
                       "Fixed learner arguments must be named, e.g. max_iter = 100.")
   }
-  learner_fun <- switch(base, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
-  tuned <- if (base == "nca") "dim" else "k"
-  if (kernelized && base == "nca") tuned <- character()
+  tune <- learner_record(method)$caret
+  tuned <- tune$option %||% character()
   clash <- intersect(nm, tuned)
   if (length(clash)) {
     stopf("%s: `%s` is tuned by caret (parameter `%s`); give its values in `tuneGrid`, not as a fixed argument.",
-          fun, clash[1], if (clash[1] == "k") "targets" else clash[1])
+          fun, clash[1], tune$param)
   }
-  allowed <- setdiff(names(formals(learner_fun)),
+  allowed <- setdiff(names(formals(learner_fun(base))),
                      c("x", "y", "...", "targets", tuned, if (kernelized) "scale"))
   unknown <- setdiff(nm, allowed)
   if (length(unknown)) {

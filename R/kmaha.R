@@ -373,7 +373,9 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (identical(learner, "auto") && is.matrix(learner_args$init)) {
     stopf("`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several; name the learner (e.g. learner = \"nca\") to give it a matrix start.")
   }
-  rows_args <- intersect(names(learner_args), c("pairs", "similar", "chunks"))
+  # options naming rows of x (the records' `row_options`)
+  rows_args <- intersect(names(learner_args),
+                         unlist(lapply(specs, function(sp) learner_record(sp$name)$row_options)))
   if (type %in% c("cv", "auto", "scores") && length(rows_args)) {
     stopf("`learner_args$%s` names rows of `x`, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let the learner draw them from the labels, or give a kernel.",
           rows_args[1], if (type == "scores") "auto" else type)

@@ -225,11 +225,11 @@ mlr3_fit <- function(uid, task, pv) {
 # The `learner` parameter: a learner name or a function.
 mlr3_check_learner <- function(x) {
   if (is.function(x) ||
-      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners))) {
+      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners()))) {
     return(TRUE)
   }
   sprintf("must be %s or a learner function",
-          paste(dQuote(c("auto", builtin_learners), FALSE), collapse = ", "))
+          paste(dQuote(c("auto", builtin_learners()), FALSE), collapse = ", "))
 }
 
 register_mlr3_learner <- function() {

@@ -254,7 +254,7 @@ model_label <- function(x) {
 # The learner without the kernel prefix ("NCA" for KNCA).
 base_label <- function(x) {
   if (identical(x$learner, "custom")) return("custom learner")
-  learner_label(sub("^k", "", x$learner))
+  learner_label(learner_record(x$learner)$linear %||% x$learner)
 }
 
 # The first line of print() and summary(): what was fitted, in words.
@@ -331,17 +331,19 @@ model_coords_label <- function(x) {
     kernel_rows = sprintf("%d kernel rows", r))
 }
 
-# The optimizer's outcome in words; NULL when unknown.
+# The optimizer's outcome in words (as the learner's record says); NULL when
+# unknown.
 convergence_words <- function(method, cv, in_print = TRUE) {
   if (is.null(cv) || is.null(cv$iterations)) return(NULL)
-  if (method %in% c("dne", "kdne", "lfda", "rca")) {
+  words <- learner_record(method)$convergence
+  if (isTRUE(words$exact)) {
     return("solved exactly by an eigen-decomposition (no iterations)")
   }
   # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
   if (isTRUE(startsWith(cv$message %||% "", "mini-batch NCA: "))) {
     return(sprintf("%s (no convergence test)", sub("^mini-batch NCA: ", "", cv$message)))
   }
-  unit <- if (method %in% c("nca", "knca")) "objective evaluations" else "iterations"
+  unit <- words$unit %||% "iterations"
   # NCA solved in the span of the centred training points (p >> n)
   if (isTRUE(cv$span_rank > 0L)) {
     unit <- sprintf("%s in the %d-dimensional span of the centred training points",
@@ -359,27 +361,9 @@ convergence_words <- function(method, cv, in_print = TRUE) {
 }
 
 # What the objective value measures, per learner (short for print(), long
-# for summary()); NULL for custom learners.
+# for summary(), from its record); NULL for custom learners.
 objective_meaning <- function(method, short = TRUE) {
-  if (short) {
-    return(switch(method,
-      nca = , knca = "minus the expected number of points classified correctly",
-      lmnn = , klmnn = "target-neighbour distances + impostor hinge losses",
-      dne = , kdne = "same-class minus other-class neighbour distances",
-      lfda = "sum of the largest generalized eigenvalues of local between- vs within-class scatter",
-      mmc = "sum of dissimilar-pair distances, similar pairs' squared distances summing to 1",
-      NULL))
-  }
-  switch(method,
-    nca = "minus the expected number of training points that a stochastic nearest-neighbour rule classifies correctly, plus lambda * ||A||^2; lower is better",
-    knca = "minus the expected number of training points that a stochastic nearest-neighbour rule classifies correctly, plus lambda * trace(U K U'); lower is better",
-    lmnn = "(1 - mu) * squared distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(M); lower is better",
-    klmnn = "(1 - mu) * squared feature-space distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(U K U'); lower is better",
-    dne = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
-    kdne = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
-    lfda = "the sum of the `dim` largest generalized eigenvalues of the local between-class scatter relative to the local within-class scatter; higher is better",
-    mmc = "the sum over dissimilar pairs of their learned distances, subject to the sum over similar pairs of their squared learned distances being at most 1 (it is 1 at the optimum); higher is better",
-    NULL)
+  unname(learner_record(method)$objective[if (short) "short" else "long"])
 }
 
 # The training accuracy is optimistic: the metric was learned on the very
@@ -452,7 +436,7 @@ summary.kmaha_model <- function(object, ...) {
     precomputed = model_precomputed(object),
     coords = model_coords_label(object), dim = dim(object$L),
     rank_note = map_rank_note(object$L, object$settings),
-    solution = if (method %in% c("dne", "kdne")) cv$message,
+    solution = if (isTRUE(learner_record(method)$convergence$solution)) cv$message,
     variance_kept = if (fm$type %in% c("kpca", "nystrom") && isTRUE(fm$trace > 0))
       sum(fm$eigenvalues) / fm$trace,
     neighbors = if (!is.null(object$targets)) {

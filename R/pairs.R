@@ -139,3 +139,41 @@ learner_pairs <- function(o, z, y, fun) {
   }
   draw_pairs(y, o$n_pairs %||% default_n_pairs(y))
 }
+
+# The front end of the pair learners mmc() and itml(): inputs, labels and
+# pairs checked, then the model.
+pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
+  fun <- paste0(name, "()")
+  x <- check_x(x, "x")
+  if (is.null(pairs) && !is.null(similar)) {
+    stopf("`similar` is given without `pairs`: give both, or neither (pairs are then drawn from `y`).")
+  }
+  if (is.null(y) && is.null(pairs)) {
+    stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
+  }
+  if (!is.null(y)) y <- check_y(y, nrow(x), "y")
+  ctx <- kmaha_context()
+  spec <- public_spec(name, args)
+  if (!is.null(pairs)) {
+    pr <- check_pairs(pairs, similar, nrow(x), fun)
+    spec$opts$pairs <- pr$pairs
+    spec$opts$similar <- pr$similar
+  }
+  scale <- check_flag(scale, "scale")
+  fit <- fit_model(x, y, feature_identity(), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = paste0("kmaha_", name),
+                   call = model_call(call, name))
+  fit$settings <- learner_settings(spec, fit, ctx, scale)
+  fit
+}
+
+# The settings of a pair learner's fit: its options (the pairs themselves
+# left out) and where the pairs came from.
+pair_settings <- function(fit, spec, scale) {
+  o <- spec$opts
+  s <- c(o[setdiff(names(o), c("pairs", "similar"))],
+         list(n_pairs = nrow(fit$pairs$pairs),
+              pairs = if (is.null(spec$args$pairs)) "drawn from y" else "given",
+              scale = scale))
+  s[!vapply(s, is.null, NA)]
+}

@@ -277,7 +277,8 @@ repro_plan_error <- function(e, perm, cells, task, checkpoint, from_checkpoint) 
 check_repro_learner_args <- function(learner_args) {
   if (!is.list(learner_args) || (length(learner_args) &&
       (is.null(names(learner_args)) || !all(names(learner_args) %in% repro_learners)))) {
-    stopf("`learner_args` must be a named list with elements among \"nca\", \"lmnn\", \"dne\", each a list of learner arguments.")
+    stopf("`learner_args` must be a named list with elements among %s, each a list of learner arguments.",
+          paste(dQuote(repro_learners, FALSE), collapse = ", "))
   }
   for (lr in names(learner_args)) {
     a <- learner_args[[lr]]
@@ -285,7 +286,7 @@ check_repro_learner_args <- function(learner_args) {
     if (!is.list(a) || (length(a) && (is.null(names(a)) || any(!nzchar(names(a)))))) {
       stopf("`%s` must be a named list of %s() arguments, e.g. list(lambda = 0.1).", arg, lr)
     }
-    fun <- switch(lr, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
+    fun <- learner_fun(lr)
     known <- setdiff(names(formals(fun)), c("...", "num_threads"))
     if ("num_threads" %in% names(a)) {
       stopf("`%s` must not set `num_threads`: the threads of every fit are reproduce_paper()'s own `num_threads`.", arg)
@@ -384,6 +385,7 @@ write_rds_atomic <- function(object, file) {
   invisible(file)
 }
 
+# The paper's learners (its protocol, fixed; not the registry's list).
 repro_learners <- c("nca", "lmnn", "dne")
 repro_kernels <- c("linear", "cv", "aligned", "unweighted", "auto")
 # Kernel columns computed together, from one cross-validation.

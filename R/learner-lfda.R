@@ -96,8 +96,7 @@ lfda.default <- function(x, y, dim = NULL, k = 7,
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_lfda",
                    call = model_call(match.call(), "lfda"))
-  fit$settings <- list(dim = nrow(fit$L), k = spec$opts$k, metric = spec$opts$metric,
-                       scale = scale)
+  fit$settings <- learner_settings(spec, fit, ctx, scale)
   fit
 }
 
@@ -146,3 +145,21 @@ fit_lfda_map <- function(o, z, y, ctx, store_scatter = FALSE, principal = FALSE)
                       scatter = if (store_scatter && !span)
                         list(between = res$Slb, within = res$Slw)))
 }
+
+# --------------------------------------------------------------------------
+# LFDA's record (the fields: new_learner() in R/learners.R).
+
+learner_lfda <- function() list(
+  name = "lfda", label = "LFDA", fun = "lfda.default", task = "classification",
+  options = function(args, argname) lfda_opts(args, argname),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_lfda_map(spec$opts, z, y, ctx, store_scatter = keep_square(spec, z),
+                 principal = principal)
+  },
+  settings = function(fit, spec, ctx, scale) {
+    list(dim = nrow(fit$L), k = spec$opts$k, metric = spec$opts$metric, scale = scale)
+  },
+  convergence = list(exact = TRUE),
+  objective = c(
+    short = "sum of the largest generalized eigenvalues of local between- vs within-class scatter",
+    long = "the sum of the `dim` largest generalized eigenvalues of the local between-class scatter relative to the local within-class scatter; higher is better"))

@@ -115,38 +115,6 @@ mmc.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), mmc.default, list(...), "mmc")
 }
 
-# The front end of the pair learners mmc() and itml(): inputs, labels and
-# pairs checked, then the model.
-pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
-  fun <- paste0(name, "()")
-  x <- check_x(x, "x")
-  if (is.null(pairs) && !is.null(similar)) {
-    stopf("`similar` is given without `pairs`: give both, or neither (pairs are then drawn from `y`).")
-  }
-  if (is.null(y) && is.null(pairs)) {
-    stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
-  }
-  if (!is.null(y)) y <- check_y(y, nrow(x), "y")
-  ctx <- kmaha_context()
-  spec <- public_spec(name, args)
-  if (!is.null(pairs)) {
-    pr <- check_pairs(pairs, similar, nrow(x), fun)
-    spec$opts$pairs <- pr$pairs
-    spec$opts$similar <- pr$similar
-  }
-  scale <- check_flag(scale, "scale")
-  fit <- fit_model(x, y, feature_identity(), spec, ctx,
-                   scale = if (scale) TRUE else NA, class = paste0("kmaha_", name),
-                   call = model_call(call, name))
-  o <- spec$opts
-  fit$settings <- c(o[setdiff(names(o), c("pairs", "similar"))],
-                    list(n_pairs = nrow(fit$pairs$pairs),
-                         pairs = if (is.null(pairs)) "drawn from y" else "given",
-                         scale = scale))
-  fit$settings <- fit$settings[!vapply(fit$settings, is.null, NA)]
-  fit
-}
-
 # The options of MMC (builtin_spec()); pairs are checked against the rows
 # where those are known (pair_front_end(), learner_pairs()).
 mmc_opts <- function(args, argname) {
@@ -186,3 +154,19 @@ fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE) {
                       weights = if (o$diagonal) res$a, h = if (o$diagonal) res$h,
                       metric = if (store_metric && !span && !o$diagonal) res$M))
 }
+
+# --------------------------------------------------------------------------
+# MMC's record (the fields: new_learner() in R/learners.R); its front end is shared with ITML (pair_front_end(),
+# R/pairs.R).
+
+learner_mmc <- function() list(
+  name = "mmc", label = "MMC", fun = "mmc.default", task = "classification",
+  options = function(args, argname) mmc_opts(args, argname),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_mmc_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z))
+  },
+  settings = function(fit, spec, ctx, scale) pair_settings(fit, spec, scale),
+  objective = c(
+    short = "sum of dissimilar-pair distances, similar pairs' squared distances summing to 1",
+    long = "the sum over dissimilar pairs of their learned distances, subject to the sum over similar pairs of their squared learned distances being at most 1 (it is 1 at the optimum); higher is better"),
+  pairs = TRUE, row_options = c("pairs", "similar"))

@@ -65,10 +65,7 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
                    scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_knca",
                    call = model_call(match.call(), "knca"))
-  o <- spec$opts
-  fit$settings <- list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
-                       max_iter = o$max_iter, tol = o$tol, scale = if (ki$precomputed) NA else scale,
-                       num_threads = ctx$threads)
+  fit$settings <- learner_settings(spec, fit, ctx, if (ki$precomputed) NA else scale)
   fit
 }
 
@@ -80,4 +77,87 @@ knca.default <- function(x, y, kernel = rbf_kernel(1), dim = NULL, lambda = 0,
 #' @export
 knca.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), knca.default, list(...), "knca")
+}
+
+# --------------------------------------------------------------------------
+# KNCA's record (the fields: new_learner() in R/learners.R; its options and
+# fitter are NCA's, R/learner-nca.R) and the kernel-trick start it shares
+# with KLMNN.
+
+learner_knca <- function() list(
+  name = "knca", label = "KNCA", fun = "knca.default", task = "classification",
+  kernel_trick = TRUE, linear = "nca",
+  options = function(args, argname) nca_opts(args, argname, kernel_trick = TRUE),
+  start = knca_init,
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_nca_map(spec$opts, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda"))
+  },
+  settings = function(fit, spec, ctx, scale) nca_settings(fit, spec, ctx, scale),
+  convergence = list(unit = "objective evaluations"),
+  objective = c(
+    short = "minus the expected number of points classified correctly",
+    long = "minus the expected number of training points that a stochastic nearest-neighbour rule classifies correctly, plus lambda * trace(U K U'); lower is better"),
+  caret = list())
+
+# Kernel PCA of the training Gram matrix for the kernel-trick start, by the
+# package's KPCA core (K is centred in place, never through an n x n centring
+# matrix): the eigenvalues above rel_tol times the largest and the
+# coefficients alpha = V Lambda^(-1/2).  A zero centred Gram matrix gives no
+# component.
+knca_kpca_basis <- function(K, ctx, rel_tol = 1e-10) {
+  fit <- tryCatch(core_kpca_gram(K, NULL, 0L, rel_tol, "full", ctx),
+                  kmaha_degenerate_error = function(e) NULL)
+  if (is.null(fit)) return(list(values = numeric(0), alpha = matrix(0, nrow(K), 0)))
+  list(values = fit$eigenvalues, alpha = fit$projection)
+}
+
+# The start of KNCA and KLMNN: coefficients U (dim x n) from `init` ("auto"
+# or "kpca": the map onto the leading `dim` kernel principal components,
+# "random", or a dim x n matrix), with its label.
+knca_init <- function(init, K, dim, ctx) {
+  n <- nrow(K)
+  if (!is.null(dim)) {
+    dim <- check_count(dim, "dim")
+    if (dim > n) {
+      stopf("`dim` (%d) must not exceed the number of training points (%d).",
+            dim, n)
+    }
+  }
+  if (is.numeric(init) && is.matrix(init)) {
+    if (is.null(dim)) dim <- nrow(init)
+    if (nrow(init) != dim || ncol(init) != n) {
+      stopf("`init` must be a %d x %d matrix (dim x number of training points), not %d x %d.",
+            dim, n, nrow(init), ncol(init))
+    }
+    if (anyNA(init) || any(!is.finite(init))) {
+      stopf("`init` must contain finite numbers only.")
+    }
+    storage.mode(init) <- "double"
+    return(list(U = unname(init), label = "matrix"))
+  }
+  if (!is.character(init) || length(init) != 1L || is.na(init) ||
+      !init %in% c("auto", "kpca", "random")) {
+    stopf("`init` must be \"auto\", \"kpca\", \"random\" or a numeric dim x %d matrix.", n)
+  }
+  if (init == "random" && !is.null(dim)) {
+    return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
+                label = "random"))
+  }
+  basis <- knca_kpca_basis(K, ctx)
+  r <- length(basis$values)
+  if (r == 0L) {
+    stopf("`kernel` sees no differences between the rows of `x`: their centred Gram matrix is zero; use a kernel whose parameters suit the scale of `x`.")
+  }
+  if (is.null(dim)) dim <- r
+  if (init == "random") {
+    return(list(U = matrix(stats::rnorm(dim * n), dim, n) / sqrt(n),
+                label = "random"))
+  }
+  if (dim > r) {
+    stopf("`dim` (%d) exceeds the rank of the centred Gram matrix (%d); use a smaller `dim` or init = \"random\".",
+          dim, r)
+  }
+  # U = alpha' H: each coefficient row centred (H = I - 11'/n on the right).
+  alpha <- basis$alpha[, seq_len(dim), drop = FALSE]
+  list(U = t(sweep(alpha, 2L, colMeans(alpha))), label = "kpca")
 }

@@ -131,10 +131,7 @@ dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_dne",
                    call = model_call(match.call(), "dne"))
-  fit$settings <- list(k = if (is.null(targets)) spec$opts$k else NA_integer_,
-                       dim = nrow(fit$L), dim_rule = fit$dim_rule,
-                       lambda = spec$opts$lambda, scale = scale,
-                       targets = if (is.null(targets)) "input" else "supplied")
+  fit$settings <- learner_settings(spec, fit, ctx, scale)
   fit
 }
 
@@ -163,3 +160,67 @@ check_dne_targets <- function(targets, y, arg = "targets") {
 # How dne() and kdne() choose the dimension when `dim = NULL` (the rule is
 # detail::automatic_dim() in inst/include/kmaha/dne.hpp).
 dne_dim_rule <- "negative eigenvalues below -(1 - retention) x the largest"
+
+# --------------------------------------------------------------------------
+# DNE's record (the fields: new_learner() in R/learners.R), its options
+# (shared with KDNE, R/learner-kdne.R) and its fitter.
+
+learner_dne <- function() list(
+  name = "dne", label = "DNE", fun = "dne.default", task = "classification",
+  auto = TRUE,
+  options = function(args, argname) dne_opts(args, argname),
+  targets = neighbour_graph_targets(in_fit = TRUE),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_dne_map(spec$opts, z, y, targets, ctx, store_scatter = keep_square(spec, z),
+                principal = principal, score = score)
+  },
+  settings = function(fit, spec, ctx, scale) dne_settings(fit, spec, scale, "lambda", "input"),
+  convergence = list(exact = TRUE, solution = TRUE),
+  objective = c(
+    short = "same-class minus other-class neighbour distances",
+    long = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better"),
+  caret = list(param = "targets", option = "k"))
+
+# The settings of DNE and KDNE: `shift` names the diagonal shift's option,
+# `found` where the target neighbours were found (unless given).
+dne_settings <- function(fit, spec, scale, shift, found) {
+  given <- !is.null(spec$args$targets)
+  s <- list(k = if (given) NA_integer_ else spec$opts$k, dim = nrow(fit$L),
+            dim_rule = fit$dim_rule)
+  s[[shift]] <- spec$opts[[shift]]
+  c(s, list(scale = scale, targets = if (given) "supplied" else found))
+}
+
+# DNE and KDNE: the same options, except the diagonal shift (DNE's
+# `lambda`, KDNE's `eps`).
+dne_opts <- function(args, argname, learner = "dne") {
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default(learner, a)
+  shift <- if (learner == "dne") "lambda" else "eps"
+  out <- list(k = check_count(get_arg("k"), argname("k")),
+              dim = opt_dim(get_arg("dim"), argname))
+  out[[shift]] <- check_number(get_arg(shift), argname(shift), nonneg = TRUE)
+  out$targets <- args$targets
+  out
+}
+
+fit_dne_map <- function(o, z, y, targets, ctx, store_scatter = FALSE, principal = FALSE,
+                        score = NULL) {
+  res <- core_dne_fit(z, targets$same, targets$other, o$dim %||% 0L, o$lambda, ctx,
+                      principal = principal, y = as.integer(y), k = o$k, score = score)
+  obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  # p >> n: solved in the span of the centred points, S was not formed
+  span <- isTRUE(res$span_rank > 0L)
+  list(map = res$A,
+       convergence = list(
+         iterations = 1L, objective = obj, trace = obj, converged = TRUE,
+         message = sprintf("direct eigen-solve: %d smallest eigenvalue(s) of X'(D - W)X%s%s; %d negative; retention %.3g; graph with %d edges",
+                           res$dim, if (o$lambda > 0) " + lambda I" else "",
+                           if (span) sprintf(" (in the %d-dimensional span of the centred training points)",
+                                             res$span_rank) else "",
+                           res$n_negative, res$retention, res$n_edges)),
+       details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+                      retention = res$retention,
+                      dim_rule = if (is.null(o$dim)) dne_dim_rule else "given",
+                      scatter = if (store_scatter && !span) res$scatter),
+       targets = if (is.null(targets)) res[c("same", "other")], score = res$score)
+}

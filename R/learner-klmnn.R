@@ -89,10 +89,7 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
                    scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_klmnn",
                    call = model_call(match.call(), "klmnn"))
-  o <- spec$opts
-  fit$settings <- list(k = o$k, dim = nrow(fit$L), mu = o$mu,
-                       lambda = fit$lambda, max_iter = o$max_iter,
-                       tol = o$tol, scale = if (ki$precomputed) NA else scale, num_threads = ctx$threads)
+  fit$settings <- learner_settings(spec, fit, ctx, if (ki$precomputed) NA else scale)
   fit
 }
 
@@ -100,4 +97,72 @@ klmnn.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
 #' @export
 klmnn.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), klmnn.default, list(...), "klmnn")
+}
+
+# --------------------------------------------------------------------------
+# KLMNN's record (the fields: new_learner() in R/learners.R; its options and
+# fitter are LMNN's, R/learner-lmnn.R), the default weight of kernelized
+# LMNN and the message for a Gram matrix that is not positive semi-definite.
+
+learner_klmnn <- function() list(
+  name = "klmnn", label = "KLMNN", fun = "klmnn.default", task = "classification",
+  kernel_trick = TRUE, linear = "lmnn",
+  options = function(args, argname) lmnn_opts(args, argname, kernel_trick = TRUE),
+  start = knca_init,
+  targets = same_class_targets(),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_lmnn_map(spec$opts, z, y, targets, ctx, reg = reg, argname = spec$argname,
+                 gram = spec$gram)
+  },
+  settings = function(fit, spec, ctx, scale) {
+    o <- spec$opts
+    list(k = o$k, dim = nrow(fit$L), mu = o$mu,
+         lambda = fit$lambda, max_iter = o$max_iter,
+         tol = o$tol, scale = scale, num_threads = ctx$threads)
+  },
+  objective = c(
+    short = "target-neighbour distances + impostor hinge losses",
+    long = "(1 - mu) * squared feature-space distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(U K U'); lower is better"),
+  caret = list(param = "targets", option = "k"))
+
+# The default weight of kernelized LMNN, for the KPCA trick (from the
+# coordinates z) and the kernel trick (from the Gram matrix K): lambda0
+# times the total variance of the training points in feature space.
+klmnn_lambda0 <- 1
+klmnn_lambda <- function(z) {
+  klmnn_lambda0 * sum(colMeans(sweep(z, 2L, colMeans(z))^2))
+}
+klmnn_lambda_gram <- function(K) {
+  n <- nrow(K)
+  klmnn_lambda0 * (sum(diag(K)) - sum(K) / n) / n
+}
+
+# The kernel trick's Gram matrix K is not positive semi-definite (the core's
+# error `e`, class kmaha_singular_error): the regulariser trace(U K U') is then
+# unbounded below.  Re-signalled with the same class, naming the Gram
+# matrix as the user gave it: `gram` is "x" (kernel = "precomputed") or
+# "kernel" (the Gram matrix of a kernel on the training points).
+lmnn_gram_error <- function(e, K, gram) {
+  ev <- eigen(K, symmetric = TRUE, only.values = TRUE)$values
+  low <- min(min(ev), -.Machine$double.eps * max(abs(ev)))
+  # a ridge just above -low, rounded up to two significant digits
+  step <- 10^(floor(log10(-low * 1.01)) - 1)
+  ridge <- ceiling(-low * 1.01 / step) * step
+  what <- if (identical(gram, "x")) {
+    "The precomputed Gram matrix `x`"
+  } else if (identical(gram, "kernel")) {
+    "The Gram matrix of `kernel` on the training points"
+  } else {
+    "The Gram matrix"
+  }
+  fix <- if (identical(gram, "x")) {
+    sprintf("make `x` positive semi-definite, e.g. add a ridge (x + %s * diag(nrow(x))) or set its negative eigenvalues to zero", format(ridge))
+  } else if (identical(gram, "kernel")) {
+    sprintf("use a positive semi-definite kernel, or pass its Gram matrix made positive semi-definite (e.g. plus %s * diag(n), or with its negative eigenvalues set to zero) with kernel = \"precomputed\"", format(ridge))
+  } else {
+    sprintf("make it positive semi-definite, e.g. add a ridge of %s times the identity", format(ridge))
+  }
+  e$message <- sprintf("%s is not positive semi-definite (smallest eigenvalue %s, largest %s), which KLMNN needs: its regulariser trace(U K U') would be unbounded below. To fit, %s.",
+                       what, format(signif(low, 3)), format(signif(max(ev), 3)), fix)
+  stop(e)
 }

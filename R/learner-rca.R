@@ -95,8 +95,7 @@ rca.default <- function(x, y = NULL, chunks = NULL, dim = NULL, ridge = NULL,
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_rca",
                    call = model_call(match.call(), "rca"))
-  fit$settings <- list(dim = nrow(fit$L), ridge = fit$ridge,
-                       chunks = if (is.null(chunks)) "classes" else "given", scale = scale)
+  fit$settings <- learner_settings(spec, fit, ctx, scale)
   fit
 }
 
@@ -169,3 +168,20 @@ fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALS
                       fisher_eigenvalues = if (!is.null(o$dim)) res$fisher_eigenvalues,
                       covariance = if (store_covariance && !span && is.null(o$dim)) res$C))
 }
+
+# --------------------------------------------------------------------------
+# RCA's record (the fields: new_learner() in R/learners.R).
+
+learner_rca <- function() list(
+  name = "rca", label = "RCA", fun = "rca.default", task = "classification",
+  options = function(args, argname) rca_opts(args, argname),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_rca_map(spec$opts, z, y, ctx, store_covariance = keep_square(spec, z),
+                principal = principal)
+  },
+  settings = function(fit, spec, ctx, scale) {
+    list(dim = nrow(fit$L), ridge = fit$ridge,
+         chunks = if (is.null(spec$args$chunks)) "classes" else "given", scale = scale)
+  },
+  convergence = list(exact = TRUE),
+  row_options = "chunks")

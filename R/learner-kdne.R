@@ -100,10 +100,7 @@ kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
   fit <- fit_model(x, y, feature_kernel_rows(kernel), spec, ctx,
                    scale = if (scale && !ki$precomputed) TRUE else NA, class = "kmaha_kdne",
                    call = model_call(match.call(), "kdne"))
-  fit$settings <- list(k = if (is.null(targets)) spec$opts$k else NA_integer_,
-                       dim = nrow(fit$L), dim_rule = fit$dim_rule,
-                       eps = spec$opts$eps, scale = if (ki$precomputed) NA else scale,
-                       targets = if (is.null(targets)) "feature space" else "supplied")
+  fit$settings <- learner_settings(spec, fit, ctx, if (ki$precomputed) NA else scale)
   fit
 }
 
@@ -113,3 +110,44 @@ kdne.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), kdne.default, list(...), "kdne")
 }
 
+# --------------------------------------------------------------------------
+# KDNE's record (the fields: new_learner() in R/learners.R; its options are
+# DNE's, R/learner-dne.R) and its fitter.
+
+learner_kdne <- function() list(
+  name = "kdne", label = "KDNE", fun = "kdne.default", task = "classification",
+  kernel_trick = TRUE, linear = "dne",
+  options = function(args, argname) dne_opts(args, argname, "kdne"),
+  targets = neighbour_graph_targets(),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_kdne_map(spec$opts, reg, y, targets, ctx)
+  },
+  settings = function(fit, spec, ctx, scale) {
+    dne_settings(fit, spec, scale, "eps", "feature space")
+  },
+  convergence = list(exact = TRUE, solution = TRUE),
+  objective = c(
+    short = "same-class minus other-class neighbour distances",
+    long = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better"),
+  caret = list(param = "targets", option = "k"))
+
+# KDNE: the generalized eigenproblem on the Gram matrix K.
+fit_kdne_map <- function(o, K, y, targets, ctx) {
+  res <- tryCatch(
+    core_kdne_fit(K, targets$same, targets$other, o$dim %||% 0L, o$eps, ctx),
+    kmaha_singular_error = function(e) {
+      # reworded for the user, keeping its class
+      e$message <- sprintf("`K + eps * I` is not positive definite: the Gram matrix is singular or nearly so (the points are linearly dependent in feature space). Increase `eps` (now %s), or use the KPCA trick, kmaha(learner = \"dne\"), which needs no inverse.",
+                           format(o$eps))
+      stop(e)
+    })
+  obj <- sum(res$eigenvalues[seq_len(res$dim)])
+  list(map = res$U,
+       convergence = list(
+         iterations = 1L, objective = obj, trace = obj, converged = TRUE,
+         message = sprintf("direct generalized eigen-solve (Cholesky of K + eps I): %d smallest of %d eigenvalues; %d negative; retention %.3g",
+                           res$dim, nrow(K), res$n_negative, res$retention)),
+       details = list(eigenvalues = res$eigenvalues, n_negative = res$n_negative,
+                      retention = res$retention, eps = o$eps,
+                      dim_rule = if (is.null(o$dim)) dne_dim_rule else "given"))
+}

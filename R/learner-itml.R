@@ -77,13 +77,10 @@ itml.default <- function(x, y = NULL, pairs = NULL, similar = NULL, gamma = 1,
                          bounds = NULL, prior = "identity", n_pairs = NULL,
                          max_iter = 1000, tol = 1e-3, scale = TRUE, ...) {
   check_dots_empty("itml()", ...)
-  fit <- pair_front_end("itml", x, y, pairs, similar, scale, match.call(),
-                        list(pairs = pairs, similar = similar, gamma = gamma,
-                             bounds = bounds, prior = prior, n_pairs = n_pairs,
-                             max_iter = max_iter, tol = tol))
-  fit$settings$prior <- if (is.matrix(prior)) "matrix" else "identity"
-  fit$settings$bounds <- NULL
-  fit
+  pair_front_end("itml", x, y, pairs, similar, scale, match.call(),
+                 list(pairs = pairs, similar = similar, gamma = gamma,
+                      bounds = bounds, prior = prior, n_pairs = n_pairs,
+                      max_iter = max_iter, tol = tol))
 }
 
 #' @rdname itml
@@ -162,3 +159,20 @@ fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE) {
                       slack_targets = res$xi, duals = res$lambda,
                       metric = if (store_metric && !span) res$A))
 }
+
+# --------------------------------------------------------------------------
+# ITML's record (the fields: new_learner() in R/learners.R).
+
+learner_itml <- function() list(
+  name = "itml", label = "ITML", fun = "itml.default", task = "classification",
+  options = function(args, argname) itml_opts(args, argname),
+  fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
+    fit_itml_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z))
+  },
+  settings = function(fit, spec, ctx, scale) {
+    s <- pair_settings(fit, spec, scale)
+    s$prior <- if (is.matrix(spec$opts$prior)) "matrix" else "identity"
+    s$bounds <- NULL
+    s
+  },
+  pairs = TRUE, row_options = c("pairs", "similar"))
