@@ -80,7 +80,7 @@ test_that("the lists of learners and the adapters' lists are the registry's", {
     expect_identical(kmaha_caret(m)$parameters$parameter, params[[m]], info = m)
   }
   expect_error(kmaha_caret("lfda"),
-               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\".",
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"auto\".",
                fixed = TRUE)
   # parsnip/recipes: metric_learner()'s default is the learners of "auto";
   # mlr3: the learner parameter takes "auto" and the built-in names
