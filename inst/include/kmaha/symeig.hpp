@@ -3,7 +3,8 @@
 // rows (span.hpp) and the Nystrom landmarks (nystrom.hpp).
 //
 // Three steps:
-//  1. Householder tridiagonalization S = Q T Q' (Eigen, vectorized);
+//  1. Householder tridiagonalization S = Q T Q' (Eigen's vectorized
+//     symmetric products and rank-2 updates, polling for interrupts);
 //  2. the eigenpairs of T by LAPACK's MRRR solver dstevr (O(n^2));
 //  3. the eigenvectors a caller asks for, back-transformed as Q z with
 //     Eigen's blocked Householder products.
@@ -86,7 +87,8 @@ inline void tridiagonal_eigen(Eigen::VectorXd& d, Eigen::VectorXd& e,
 // the count) below an eighth of n, else from all eigenpairs (MRRR, whose
 // cost does not): bench/symeig.R, where the two break even near 16, 24 and
 // 48 eigenpairs at n = 120, 200 and 400.  A non-finite S is an error naming
-// `who`; `interrupt` is polled between the steps.
+// `who`; `interrupt` is polled between the steps and inside the
+// tridiagonalization.
 class sym_eigen {
  public:
   sym_eigen(const arma::mat& S, const char* who, arma::uword top = 0,
@@ -162,8 +164,7 @@ class sym_eigen {
     }
     const Eigen::Index en = static_cast<Eigen::Index>(n_);
     check_interrupt(interrupt);
-    h_.resize(en - 1);
-    Eigen::internal::tridiagonalization_inplace(A_, h_);
+    tridiagonalize(interrupt);
     check_interrupt(interrupt);
     Eigen::VectorXd d = A_.diagonal();
     Eigen::VectorXd e(en);
@@ -185,6 +186,44 @@ class sym_eigen {
     for (Eigen::Index i = 0; i < want; ++i) values_[static_cast<arma::uword>(i)] = w[from + i];
     if (from > 0) Z_ = Z_.rightCols(want).eval();
     check_interrupt(interrupt);
+  }
+
+  // Householder tridiagonalization of A_ in place (Golub and Van Loan,
+  // Matrix Computations, Algorithm 8.3.1): for each column i, the
+  // reflector H = I - tau v v' (v(0) = 1) that zeroes A(i+2:n, i), applied
+  // to the trailing block as A22 - v w' - w v' with p = tau A22 v and
+  // w = p - (tau / 2) (p'v) v.  Afterwards the diagonal and subdiagonal of
+  // A_ hold T, the entries below the subdiagonal the reflectors' vectors
+  // (without their leading 1) and h_ their tau: the layout of Eigen's
+  // HouseholderSequence (vectors()).  The interrupt is polled every few
+  // columns, so a time limit acts within a fraction of a second of this
+  // O(n^3) step at any n.
+  void tridiagonalize(const interrupt_fn& interrupt) {
+    const Eigen::Index n = A_.rows();
+    h_.resize(n - 1);
+    Eigen::VectorXd w(n);
+    // poll about every 2e7 flops (the column i step costs ~4 (n - i)^2)
+    double since_poll = 0.0;
+    for (Eigen::Index i = 0; i < n - 1; ++i) {
+      const Eigen::Index m = n - i - 1;
+      since_poll += 4.0 * static_cast<double>(m) * static_cast<double>(m);
+      if (since_poll > 2e7) {
+        check_interrupt(interrupt);
+        since_poll = 0.0;
+      }
+      Eigen::Block<Eigen::MatrixXd, Eigen::Dynamic, 1, true> col = A_.col(i);
+      auto v = col.tail(m);
+      double tau = 0.0, beta = 0.0;
+      v.makeHouseholderInPlace(tau, beta);
+      A_(i + 1, i) = 1.0;
+      auto A22 = A_.bottomRightCorner(m, m);
+      auto wm = w.head(m);
+      wm.noalias() = A22.template selfadjointView<Eigen::Lower>() * (tau * v);
+      wm += (-0.5 * tau * wm.dot(v)) * v;
+      A22.template selfadjointView<Eigen::Lower>().rankUpdate(v, wm, -1.0);
+      A_(i + 1, i) = beta;
+      h_(i) = tau;
+    }
   }
 
   arma::uword n_;
