@@ -408,7 +408,7 @@ print.kmaha_alignment <- function(x, ...) {
 #'
 #' A bar plot of the share of each base kernel in the aligned kernel
 #' (\eqn{\gamma_i / \sum_j \gamma_j}, the weights on the Frobenius-normalised
-#' Grams), over \eqn{\log_{10}\sigma} when the base kernels have a bandwidth.
+#' Grams), over \eqn{\log_{10}\sigma}{log10(sigma)} when the base kernels have a bandwidth.
 #'
 #' @param x A `kmaha_alignment` object from [align_kernels()].
 #' @param ... Passed to [graphics::barplot()].

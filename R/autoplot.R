@@ -38,7 +38,7 @@ class_legend <- function(p, title = "class") {
 #'   `which = "kernel"`: how [kmaha()] chose the kernel (the
 #'   cross-validation curve or the alignment weights, below).
 #' * a cross-validation ([cv_kernel()], or `kernel_choice$cv` of a fit):
-#'   the mean CV accuracy against \eqn{\log_{10}\sigma} with bars of one
+#'   the mean CV accuracy against \eqn{\log_{10}\sigma}{log10(sigma)} with bars of one
 #'   standard deviation over the folds; kernels the screen of the fast
 #'   strategy did not pass to the learner are triangles at their screen
 #'   accuracy (see [score_candidates()]), candidates without a bandwidth
@@ -48,7 +48,7 @@ class_legend <- function(p, title = "class") {
 #'   line). Without any bandwidth the candidates are on a discrete axis. A
 #'   scored-candidates object ([score_candidates()]) is drawn the same way.
 #' * an alignment ([align_kernels()]): each base kernel's share of the
-#'   normalised weight over \eqn{\log_{10}\sigma}.
+#'   normalised weight over \eqn{\log_{10}\sigma}{log10(sigma)}.
 #' * a reproduction ([reproduce_paper()], [paper_reproduction()]): per cell
 #'   (dataset and kernel column), kmaha's mean test accuracy against the
 #'   paper's, with error bars of one standard deviation over the splits in
