@@ -16,7 +16,8 @@ learner_table <- list(
   dne = list(label = "DNE", fun = "dne.default"),
   knca = list(label = "KNCA", fun = "knca.default"),
   klmnn = list(label = "KLMNN", fun = "klmnn.default"),
-  kdne = list(label = "KDNE", fun = "kdne.default"))
+  kdne = list(label = "KDNE", fun = "kdne.default"),
+  mlkr = list(label = "MLKR", fun = "mlkr.default"))
 
 learner_label <- function(method) {
   learner_table[[method]]$label %||% toupper(method)
@@ -25,8 +26,10 @@ learner_label <- function(method) {
 # The options a built-in learner takes through `learner_args` (the formals
 # of its public function, less the data and what the pipeline supplies).
 learner_option_names <- function(name) {
+  # (MLKR's `k` and `weights` are the model's k-NN regression, not options
+  # of the learner)
   setdiff(names(formals(get(learner_table[[name]]$fun))),
-          c("x", "y", "...", "scale", "kernel"))
+          c("x", "y", "...", "scale", "kernel", if (name == "mlkr") c("k", "weights")))
 }
 
 # A learner specification: `learner` is a built-in name or a function;
@@ -70,7 +73,8 @@ builtin_spec <- function(name, args, argname = function(a) a) {
     nca = , knca = nca_opts(args, argname, kernel_trick = name == "knca"),
     lmnn = , klmnn = lmnn_opts(args, argname, kernel_trick = name == "klmnn"),
     dne = dne_opts(args, argname),
-    kdne = dne_opts(args, argname, "kdne"))
+    kdne = dne_opts(args, argname, "kdne"),
+    mlkr = mlkr_opts(args, argname))
   spec <- list(name = name, label = learner_label(name), builtin = TRUE,
                opts = opts, args = args)
   spec$wants_targets <- name %in% c("lmnn", "dne", "klmnn", "kdne") && is.null(opts$targets)
@@ -238,16 +242,18 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE, learner_coords = FALSE
 # The fitters.
 
 # Fit the learner of `spec` on coordinates z (n x r) and labels y (a factor
-# without empty levels).  `targets` from find_targets(); `reg` the kernel
+# without empty levels; for MLKR, and the Euclidean candidate of a
+# regression, a numeric response).  `targets` from find_targets(); `reg` the kernel
 # trick's Gram matrix (the regulariser trace(U K U') and, for KDNE, the
 # constraint); `coords` describes z for messages ("4 standardized input
 # columns", "149 KPCA components", "60 kernel rows").  `targets` NULL for
 # LMNN and DNE: the core finds them on z in the fitting call.  `score`:
 # NULL, or a fold's held-out coordinates to vote in the learned metric
-# (list(x, k, classes), see fit_pipeline()), in the same call for the
-# built-in learners on coordinates.  Returns list(map, convergence, details,
-# targets (those the core found, or NULL), score (the held-out classes as
-# codes of y's levels, or NULL when not voted here)).
+# (list(x, k, classes), see fit_pipeline(); list(x, k, weights) for a
+# regression), in the same call for the built-in learners on coordinates.
+# Returns list(map, convergence, details, targets (those the core found, or
+# NULL), score (the held-out classes as codes of y's levels, the
+# regression's predictions, or NULL when not voted here)).
 fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, principal = FALSE,
                     score = NULL) {
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
@@ -268,11 +274,19 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
                       principal = principal, score = score),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
+    mlkr = fit_mlkr_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"),
+                        principal = principal, score = score),
     custom = fit_custom_map(spec, z, y, targets),
     euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list(),
-                     score = if (!is.null(score))
+                     score = if (!is.null(score) && is.numeric(y)) {
+                       core_pipeline_apply(list(feature_map = list(type = "identity"),
+                                                embedding = z, response = y,
+                                                vote = score$weights),
+                                           score$x, NULL, "value", score$k, ctx)
+                     } else if (!is.null(score)) {
                        core_knn_classify(z, as.integer(y), score$classes, score$x, score$k,
-                                         FALSE, ctx)$class))
+                                         FALSE, ctx)$class
+                     }))
 }
 
 # The identity map: kNN in the Euclidean metric of the learner's
