@@ -6,10 +6,15 @@
 #                  runs the test suite under them; prints the error counts
 #   make valgrind  runs a subset of the tests under valgrind's memcheck; prints
 #                  the error count
-#   make bench     runs the benchmark scripts (slow; bench/README.md)
+#   make bench     runs the quick benchmarks of bench/ (bench/run.R; bench/README.md)
+#   make site      builds the pkgdown site into SITE_DIR (default
+#                  .make/site) with the suggested frameworks on R_LIBS,
+#                  after pkgdown's check of the reference index
 #   make check-scripts  checks that every call in the scripts of bench/ and
 #                  data-raw/ resolves and that every file in inst/extdata/
-#                  names its script (tools/check-scripts.R; also run by .ci/run)
+#                  names its script (tools/check-scripts.R), and that no file
+#                  names a path that does not exist (tools/check-pointers.R);
+#                  both also run by .ci/run
 #   make suggests  installs the suggested tidymodels and mlr3 packages into
 #                  SUGGESTS_LIB (not needed by demo or test, whose adapter
 #                  tests skip without them; used by check and CI)
@@ -51,10 +56,10 @@ DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-quadprog r-cran-lpsolve r-cran-testthat r-cran-kernlab \
   r-cran-mlbench r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
   r-cran-class r-cran-roxygen2 r-cran-generics r-cran-globals r-cran-parallelly \
-  r-cran-ggplot2 r-cran-broom pandoc qpdf ccache
+  r-cran-ggplot2 r-cran-broom r-cran-tibble pandoc qpdf ccache
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \
   quadprog lpSolve testthat kernlab mlbench caret knitr rmarkdown callr class \
-  generics globals parallelly ggplot2 broom
+  generics globals parallelly ggplot2 broom tibble
 # Files that go into the tarball (bench/, tools/ and .ci/ do not).
 PKG_FILES := $(shell git ls-files --cached --others --exclude-standard 2>/dev/null | \
   grep -Ev '^(bench|tools|\.ci)/|^Makefile$$' | while read f; do [ -f "$$f" ] && echo "$$f"; done)
@@ -84,7 +89,7 @@ logged = @mkdir -p $(STAMPS); echo "  $(1)  (log: $(STAMPS)/$(1).log)"; \
   ( $(2) ) > $(STAMPS)/$(1).log 2>&1 || { tail -n 40 $(STAMPS)/$(1).log; \
   echo "make: $(1) failed; the whole log is $(STAMPS)/$(1).log"; exit 1; }
 
-.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts
+.PHONY: deps install demo test check sanitize valgrind bench clean suggests check-scripts site
 
 # What make deps checks: the R packages, and the programs the build and
 # check use (pandoc for the vignettes, qpdf for check, ccache for speed).
@@ -190,13 +195,29 @@ valgrind: install
 	  echo "valgrind errors: $${errors:-?}   (test run exit status $$status)"; \
 	  [ "$${errors:-1}" -eq 0 ] && [ $$status -eq 0 ]
 
+# The quick benchmarks of the suite (bench/run.R lists them all; `Rscript
+# bench/run.R all` runs every one, hours).
 bench: install
-	for f in learners kpca nca-gemm kernel_choice_speed paper_linear paper_kernel; do \
-	  $(RSCRIPT) bench/$$f.R || exit 1; done
+	$(RSCRIPT) bench/run.R quick
+
+# The pkgdown site, built from the checkout as it is (no hand edits: every
+# help topic must be in _pkgdown.yml's reference index, which the check
+# says first; .ci/run runs that check too).  pkgdown.internet = FALSE: it
+# would otherwise look the package up on CRAN and Bioconductor.  About 6
+# minutes on the project machine.
+SITE_DIR ?= $(STAMPS)/site
+site: install suggests
+	$(RSCRIPT) -e 'pkgdown::check_pkgdown()'
+	$(call logged,site,TZ=$${TZ:-UTC} R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
+	  $(RSCRIPT) -e 'options(pkgdown.internet = FALSE); \
+	    pkgdown::build_site(override = list(destination = "$(abspath $(SITE_DIR))"), \
+	                        preview = FALSE, new_process = FALSE)')
+	@echo "site: $(abspath $(SITE_DIR))/index.html"
 
 check-scripts:
 	$(RSCRIPT) tools/check-scripts.R --self-test
 	$(RSCRIPT) tools/check-scripts.R
+	$(RSCRIPT) tools/check-pointers.R
 
 clean:
 	rm -rf $(PKG)_*.tar.gz $(PKG).Rcheck src/*.o src/*.so $(STAMPS)

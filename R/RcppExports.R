@@ -21,6 +21,10 @@ cpp_knn_classify <- function(x, y, p, q, k, self, ctx) {
     .Call(`_kmaha_cpp_knn_classify`, x, y, p, q, k, self, ctx)
 }
 
+cpp_knn_votes <- function(x, y, p, q, ks, ctx) {
+    .Call(`_kmaha_cpp_knn_votes`, x, y, p, q, ks, ctx)
+}
+
 cpp_class_neighbors <- function(x, y, k, same, ctx) {
     .Call(`_kmaha_cpp_class_neighbors`, x, y, k, same, ctx)
 }
@@ -65,6 +69,30 @@ cpp_gram_degeneracy <- function(K, x, ctx) {
     .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
+cpp_lfda_fit <- function(x, y, dim, k, metric, ridge, span, principal, ctx) {
+    .Call(`_kmaha_cpp_lfda_fit`, x, y, dim, k, metric, ridge, span, principal, ctx)
+}
+
+cpp_rca_fit <- function(x, chunks, dim, ridge, span, principal, ctx) {
+    .Call(`_kmaha_cpp_rca_fit`, x, chunks, dim, ridge, span, principal, ctx)
+}
+
+cpp_mmc_fit <- function(x, pairs, similar, diagonal, max_iter, tol, span, ctx) {
+    .Call(`_kmaha_cpp_mmc_fit`, x, pairs, similar, diagonal, max_iter, tol, span, ctx)
+}
+
+cpp_mmc_diag_objective <- function(x, pairs, similar, a, ctx) {
+    .Call(`_kmaha_cpp_mmc_diag_objective`, x, pairs, similar, a, ctx)
+}
+
+cpp_itml_fit <- function(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx) {
+    .Call(`_kmaha_cpp_itml_fit`, x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx)
+}
+
+cpp_itml_project <- function(A, v, delta, lambda, xi, gamma, ctx) {
+    .Call(`_kmaha_cpp_itml_project`, A, v, delta, lambda, xi, gamma, ctx)
+}
+
 cpp_lmnn_fit <- function(x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx) {
     .Call(`_kmaha_cpp_lmnn_fit`, x, y, targets, target_k, init, mu, lambda, max_iter, tol, solver, refresh, slack, verbose, dense_max, max_pairs, metric, span, reg, score, ctx)
 }
@@ -85,12 +113,12 @@ cpp_nca_objective <- function(x, y, A, lambda, reg, block, min_parallel_flops, c
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, block, min_parallel_flops, ctx)
 }
 
-cpp_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx) {
-    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx)
+cpp_nca_fit <- function(x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx) {
+    .Call(`_kmaha_cpp_nca_fit`, x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx)
 }
 
-cpp_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, lambda, batches, learning_rate, ctx)
+cpp_nca_minibatch <- function(x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx) {
+    .Call(`_kmaha_cpp_nca_minibatch`, x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx)
 }
 
 cpp_lbfgs_test <- function(fn, gr, x0, max_iter, tol, ctx) {

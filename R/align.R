@@ -380,20 +380,20 @@ align_lp <- function(gram_of, st, fro) {
 
 #' @export
 print.kmaha_alignment <- function(x, ...) {
-  cat(sprintf("<kmaha alignment> %s over %d base kernels (%d training points, %d classes)\n",
-              if (x$method == "qp") "QP (exact alignment)" else "LP (l1 upper bound)",
-              length(x$weights), x$n, x$classes))
-  cat(sprintf("  alignment of the combined kernel: %.4f (best single kernel: %.4f)\n",
-              x$alignment, max(x$base_alignment)))
+  cat(wrap_lines(sprintf("<kmaha alignment> %s over %d base kernels (%d training points, %d classes)",
+                         if (x$method == "qp") "QP (exact alignment)" else "LP (l1 upper bound)",
+                         length(x$weights), x$n, x$classes), first = ""))
+  cat(wrap_lines(sprintf("alignment of the combined kernel: %.4f (best single kernel: %.4f)",
+                         x$alignment, max(x$base_alignment))))
   if (x$ridge > 0) {
-    cat("  (some base kernels are nearly identical on these data, so a tiny ridge was added to solve the problem; see summary())\n")
+    cat(wrap_lines("(some base kernels are nearly identical on these data, so a tiny ridge was added to solve the problem; see summary())"))
   }
   nz <- which(x$gamma > 1e-8 * max(x$gamma))
   share <- x$gamma / sum(x$gamma)
-  cat(sprintf("  %d kernel(s) with non-zero weight:\n", length(nz)))
+  cat(wrap_lines(sprintf("%d kernel(s) with non-zero weight:", length(nz))))
   for (i in nz) {
-    cat(sprintf("    %-60s weight %.4g (share %.3f)\n",
-                format(x$kernels[[i]]), x$weights[i], share[i]))
+    cat(wrap_lines(sprintf("%s: weight %.4g (share %.3f)", short_kernel_label(x$kernels[[i]]),
+                           x$weights[i], share[i]), first = "    ", indent = "      "))
   }
   invisible(x)
 }

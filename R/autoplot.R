@@ -152,7 +152,8 @@ autoplot.kmaha_cv <- function(object, ...) {
       ggplot2::geom_point(ggplot2::aes(shape = .data$status), size = 2) +
       ggplot2::scale_shape_manual(values = shapes, name = NULL) +
       ggplot2::labs(x = "candidate", y = ylab, title = title, subtitle = subtitle) +
-      ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1))
+      ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1)) +
+      cv_legend_below()
     if (nrow(best)) g <- g + ggplot2::geom_point(data = d[d$chosen, ], shape = 1, size = 5,
                                                  colour = "red")
     return(g)
@@ -181,7 +182,17 @@ autoplot.kmaha_cv <- function(object, ...) {
     }
   }
   g + ggplot2::labs(x = expression(log[10] ~ sigma), y = ylab, title = title,
-                    subtitle = subtitle)
+                    subtitle = subtitle) +
+    cv_legend_below()
+}
+
+# The CV plots' legends (point shapes, the other candidates' lines) go
+# below the panel, one under the other: their labels are long ("screen
+# only (...)", "unweighted sum of 21 kernels"), and at the right they took
+# the panel's width or ran off a 7-inch figure.
+cv_legend_below <- function() {
+  ggplot2::theme(legend.position = "bottom", legend.box = "vertical",
+                 legend.justification = "left", legend.margin = ggplot2::margin(0, 0, 0, 0))
 }
 
 #' @rdname autoplot.kmaha_model

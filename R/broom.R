@@ -20,8 +20,9 @@ generics::augment
 #' The \pkg{broom} verbs for fitted models (see
 #' [kmaha-model]); the generics come from the \pkg{generics} package, so
 #' they are the same functions as `broom::tidy()` and friends, and they
-#' work whether or not \pkg{broom} is attached. All three return plain data
-#' frames (use `tibble::as_tibble()` for a tibble).
+#' work whether or not \pkg{broom} is attached. All three return tibbles,
+#' as broom's own methods do (`augment()` keeps row names of the data that
+#' are not 1, ..., n in a first column `.rownames`).
 #'
 #' **`tidy()`** returns one part of the model, chosen by `matrix`:
 #' * `"dimensions"` (the default): one row per learned dimension:
@@ -81,7 +82,7 @@ generics::augment
 #' @param k For `augment()`: the number of neighbours of the predictions
 #'   (the fit's `k` by default).
 #' @param ... Unused.
-#' @return A data frame.
+#' @return A tibble.
 #' @seealso [tidy.kmaha_cv()] and the other results' methods,
 #'   [autoplot.kmaha_model()].
 #' @examples
@@ -103,7 +104,7 @@ NULL
 
 #' @rdname tidy.kmaha_model
 #' @export
-tidy.kmaha_model <- function(x, matrix = c("dimensions", "map", "embedding"), ...) {
+tidy.kmaha_model <- function(x, matrix = c("dimensions", "map", "embedding"), ...) as_tidy_tibble({
   check_dots_empty("tidy()", ...)
   matrix <- match_choice(matrix, c("dimensions", "map", "embedding"), "matrix")
   L <- x$L
@@ -134,11 +135,11 @@ tidy.kmaha_model <- function(x, matrix = c("dimensions", "map", "embedding"), ..
                  dimension = factor(rep(dims, each = nrow(z)), levels = dims),
                  value = as.vector(z), stringsAsFactors = FALSE)
     })
-}
+})
 
 #' @rdname tidy.kmaha_model
 #' @export
-glance.kmaha_model <- function(x, ...) {
+glance.kmaha_model <- function(x, ...) as_tidy_tibble({
   check_dots_empty("glance()", ...)
   fm <- x$feature_map
   ch <- x$kernel_choice
@@ -157,11 +158,11 @@ glance.kmaha_model <- function(x, ...) {
     cv_accuracy = if (!is.null(cv)) cv$curve$mean[cv$best] else NA_real_,
     cv_sd = if (!is.null(cv)) cv$curve$sd[cv$best] else NA_real_,
     stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_model
 #' @export
-augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) {
+augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   k <- check_count(k, "k")
   if (!is.null(newdata)) {
@@ -199,6 +200,18 @@ augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) {
   prob <- unclass(prob)
   for (j in seq_len(ncol(prob))) out[[paste0(".pred_", colnames(prob)[j])]] <- prob[, j]
   for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("dim", j))]] <- z[, j]
+  out
+})
+
+# The verbs' results as tibbles (what broom's own methods return).  For
+# augment(), row names of the data that are not just 1, ..., n become a
+# first column `.rownames`, as broom does.
+as_tidy_tibble <- function(d, augmented = FALSE) {
+  rn <- if (augmented && !identical(rownames(d), as.character(seq_len(nrow(d))))) rownames(d)
+  attr(d, "alpha") <- NULL
+  attr(d, "run_info") <- NULL
+  out <- tibble::as_tibble(d, .name_repair = "minimal")
+  if (!is.null(rn)) out <- tibble::add_column(out, .rownames = rn, .before = 1L)
   out
 }
 
@@ -311,19 +324,19 @@ as_plain_frame <- function(d, arg) {
 #' Tidy kernel choices, kernel PCA fits and reproductions
 #'
 #' The \pkg{broom} verbs for the package's other
-#' results (fitted models: see [tidy.kmaha_model()]). All return plain data
-#' frames.
+#' results (fitted models: see [tidy.kmaha_model()]). All return tibbles.
 #'
 #' **Cross-validation** ([cv_kernel()], or `kernel_choice$cv` of a
 #' [kmaha()] fit with `kernel = "cv"` or `"auto"`): `tidy()` gives one row
-#' per candidate: `candidate` (its label), `kind` (`"kernel"`, `"linear"`,
-#' `"unweighted"`, `"align"`), `sigma` (`NA` without one), `mean` and `sd`
-#' (of the fold accuracies), `std.error` (`sd / sqrt(folds)`), `folds` (the
+#' per pipeline scored (candidate and learner): `candidate` (its label),
+#' `kind` (`"kernel"`, `"linear"`, `"euclidean"`, `"unweighted"`, `"align"`),
+#' `learner`, `sigma` (`NA` without one), `k` (the pipeline's best k), `mean`
+#' and `sd` (of the fold accuracies at that k), `std.error` (`sd / sqrt(folds)`), `folds` (the
 #' folds it was fitted on), `dropped` (by the fast strategy after the first
 #' fold) and `chosen`. `glance()`: `learner`, `folds`, `candidates`,
 #' `strategy`, `rule`, `fits`, `failed_fits`, `warned_fits`, `chosen` (the
 #' chosen candidate's label), `accuracy` and `sd` (its mean and standard
-#' deviation) and `k`. `augment()` gives one row per training row of the
+#' deviation) and `k` (its k). `augment()` gives one row per training row of the
 #' cross-validation (the rows of `data`, when given, else a column `.row`)
 #' with `.fold` (the fold that held it out) and whether it was classified
 #' correctly when held out: `.correct` for the chosen candidate, or, with
@@ -395,7 +408,7 @@ as_plain_frame <- function(d, arg) {
 #' @param alpha For a reproduction: the level of the t-tests (see
 #'   [summary.kmaha_reproduction()]).
 #' @param ... Unused.
-#' @return A data frame.
+#' @return A tibble.
 #' @examples
 #' x <- scale(iris[, 1:4])
 #' cv <- cv_kernel(x, iris$Species, "dne",
@@ -428,17 +441,18 @@ NULL
 
 #' @rdname tidy.kmaha_cv
 #' @export
-tidy.kmaha_cv <- function(x, ...) {
+tidy.kmaha_cv <- function(x, ...) as_tidy_tibble({
   check_dots_empty("tidy()", ...)
   cu <- x$curve
-  data.frame(candidate = cu$label, kind = cu$kind, sigma = cu$sigma,
-             mean = cu$mean, sd = cu$sd,
+  data.frame(candidate = cu$label, kind = cu$kind,
+             learner = cu$learner %||% rep(NA_character_, nrow(cu)), sigma = cu$sigma,
+             k = as.integer(cu[["k"]] %||% rep(x$k[1], nrow(cu))), mean = cu$mean, sd = cu$sd,
              std.error = ifelse(cu$n_ok > 0L, cu$sd / sqrt(cu$n_ok), NA_real_),
              folds = as.integer(cu$n_ok), dropped = cu$dropped,
              screen = cu$screen %||% rep(NA_real_, nrow(cu)),
              chosen = if (is.null(x$best)) rep(FALSE, nrow(cu)) else seq_len(nrow(cu)) == x$best,
              stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
@@ -446,7 +460,7 @@ tidy.kmaha_scores <- function(x, ...) tidy.kmaha_cv(x, ...)
 
 #' @rdname tidy.kmaha_cv
 #' @export
-glance.kmaha_cv <- function(x, ...) {
+glance.kmaha_cv <- function(x, ...) as_tidy_tibble({
   check_dots_empty("glance()", ...)
   warned <- if (NROW(x$warnings)) nrow(unique(x$warnings[c("candidate", "fold")])) else 0L
   data.frame(learner = x$learner %||% NA_character_, folds = ncol(x$accuracy),
@@ -456,8 +470,10 @@ glance.kmaha_cv <- function(x, ...) {
              chosen = if (is.null(x$best)) NA_character_ else x$curve$label[x$best],
              accuracy = if (is.null(x$best)) NA_real_ else x$curve$mean[x$best],
              sd = if (is.null(x$best)) NA_real_ else x$curve$sd[x$best],
-             k = as.integer(x$k), stringsAsFactors = FALSE)
-}
+             k = if (is.null(x$best)) NA_integer_ else
+               as.integer((x$curve[["k"]] %||% rep(x$k[1], nrow(x$curve)))[x$best]),
+             stringsAsFactors = FALSE)
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
@@ -465,7 +481,7 @@ glance.kmaha_scores <- function(x, ...) glance.kmaha_cv(x, ...)
 
 #' @rdname tidy.kmaha_cv
 #' @export
-augment.kmaha_cv <- function(x, data = NULL, candidates = NULL, ...) {
+augment.kmaha_cv <- function(x, data = NULL, candidates = NULL, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   folds <- x$folds
   correct <- x$correct
@@ -494,32 +510,32 @@ augment.kmaha_cv <- function(x, data = NULL, candidates = NULL, ...) {
     for (j in idx) out[[paste0(".correct_", j)]] <- as.logical(correct[, j])
   }
   out
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-tidy.kmaha_alignment <- function(x, ...) {
+tidy.kmaha_alignment <- function(x, ...) as_tidy_tibble({
   check_dots_empty("tidy()", ...)
   data.frame(kernel = vapply(x$kernels, short_kernel_label, ""),
              sigma = x$sigma, weight = x$weights, gamma = x$gamma,
              share = x$gamma / sum(x$gamma), alignment = x$base_alignment,
              stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-glance.kmaha_alignment <- function(x, ...) {
+glance.kmaha_alignment <- function(x, ...) as_tidy_tibble({
   check_dots_empty("glance()", ...)
   data.frame(method = x$method, alignment = x$alignment,
              best_single = max(x$base_alignment), kernels = length(x$weights),
              nonzero = sum(x$weights > 0), objective = x$objective,
              ridge = x$ridge %||% 0, n = x$n, classes = x$classes,
              stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-augment.kmaha_alignment <- function(x, data = NULL, y = NULL, ...) {
+augment.kmaha_alignment <- function(x, data = NULL, y = NULL, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   if (is.null(y)) {
     stopf("augment() of an alignment needs the training labels `y` (as given to align_kernels()).")
@@ -575,30 +591,31 @@ augment.kmaha_alignment <- function(x, data = NULL, y = NULL, ...) {
   out$.alignment <- inner / (sqrt(k_sq) * y_norm)
   out$.pred_class <- factor(levels(y)[yi[pred]], levels = levels(y))
   out
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-tidy.kmaha_kpca <- function(x, matrix = c("eigenvalues", "coords"), ...) {
+tidy.kmaha_kpca <- function(x, matrix = c("eigenvalues", "coords"), ...) as_tidy_tibble({
   check_dots_empty("tidy()", ...)
   matrix <- match_choice(matrix, c("eigenvalues", "coords"), "matrix")
   comps <- colnames(x$coords) %||% paste0("PC", seq_len(ncol(x$coords)))
   if (matrix == "eigenvalues") {
     ev <- x$eigenvalues
     share <- if (isTRUE(x$trace > 0)) ev / x$trace else rep(NA_real_, length(ev))
-    return(data.frame(component = factor(comps, levels = comps), eigenvalue = ev,
-                      percent = share, cumulative = cumsum(share)))
+    data.frame(component = factor(comps, levels = comps), eigenvalue = ev,
+               percent = share, cumulative = cumsum(share))
+  } else {
+    z <- x$coords
+    rows <- rownames(z) %||% as.character(seq_len(nrow(z)))
+    data.frame(row = rep(rows, times = ncol(z)),
+               component = factor(rep(comps, each = nrow(z)), levels = comps),
+               value = as.vector(z), stringsAsFactors = FALSE)
   }
-  z <- x$coords
-  rows <- rownames(z) %||% as.character(seq_len(nrow(z)))
-  data.frame(row = rep(rows, times = ncol(z)),
-             component = factor(rep(comps, each = nrow(z)), levels = comps),
-             value = as.vector(z), stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-glance.kmaha_kpca <- function(x, ...) {
+glance.kmaha_kpca <- function(x, ...) as_tidy_tibble({
   check_dots_empty("glance()", ...)
   nys <- identical(x$method, "nystrom")
   data.frame(n = nrow(x$coords), components = ncol(x$coords), method = x$method,
@@ -607,11 +624,11 @@ glance.kmaha_kpca <- function(x, ...) {
              landmarks = if (nys) nrow(x$landmarks) else NA_integer_,
              residual = if (nys) x$residual else NA_real_,
              stringsAsFactors = FALSE)
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-augment.kmaha_kpca <- function(x, data = NULL, newdata = NULL, ...) {
+augment.kmaha_kpca <- function(x, data = NULL, newdata = NULL, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   if (!is.null(newdata)) {
     out <- as_plain_frame(newdata, "newdata")
@@ -627,22 +644,22 @@ augment.kmaha_kpca <- function(x, data = NULL, newdata = NULL, ...) {
   }
   for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("PC", j))]] <- z[, j]
   out
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-tidy.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
+tidy.kmaha_reproduction <- function(x, alpha = 0.05, ...) as_tidy_tibble({
   check_dots_empty("tidy()", ...)
   s <- summary(x, alpha = alpha)
   out <- as.data.frame(unclass(s), stringsAsFactors = FALSE)
   attr(out, "alpha") <- NULL
   attr(out, "run_info") <- NULL
   out
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-augment.kmaha_reproduction <- function(x, ...) {
+augment.kmaha_reproduction <- function(x, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   out <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
   attr(out, "run_info") <- NULL
@@ -660,11 +677,11 @@ augment.kmaha_reproduction <- function(x, ...) {
   out$.gain <- out$accuracy - out$.linear_accuracy
   rownames(out) <- NULL
   out
-}
+})
 
 #' @rdname tidy.kmaha_cv
 #' @export
-glance.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
+glance.kmaha_reproduction <- function(x, alpha = 0.05, ...) as_tidy_tibble({
   check_dots_empty("glance()", ...)
   s <- tidy.kmaha_reproduction(x, alpha = alpha)
   d <- s$difference[!is.na(s$difference)]
@@ -679,4 +696,4 @@ glance.kmaha_reproduction <- function(x, alpha = 0.05, ...) {
              win = sum(vs == "win", na.rm = TRUE), draw = sum(vs == "draw", na.rm = TRUE),
              lose = sum(vs == "lose", na.rm = TRUE),
              elapsed_seconds = as.numeric(info$elapsed_seconds %||% NA_real_))
-}
+})

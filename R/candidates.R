@@ -43,8 +43,15 @@ short_kernel_label <- function(kernel) {
 #    sets share their scores), then Euclidean k-NN, the linear learner and
 #    the unweighted sum.  The aligned combination is not among them: on the
 #    development data it was never better than the unweighted sum when both
-#    were scored (bench/screen-study.R), and the LP alignment is degenerate.
-candidate_set <- function(type, kernels) {
+#    were scored (bench/studies/screen-study.R), and the LP alignment is degenerate.
+#  "fixed": the one candidate `cand` (a kernel given to kmaha(), or none),
+#    scored when the learner or k is chosen.
+candidate_set <- function(type, kernels, cand = NULL) {
+  if (type == "fixed") {
+    # fitted as given (no cap on the map's rows, see candidate_spec())
+    cand$fixed <- TRUE
+    return(list(cand))
+  }
   base <- lapply(seq_along(kernels), function(i) cand_kernel(kernels[[i]], i))
   switch(type,
     kernels = base,
@@ -98,15 +105,15 @@ candidate_spec <- function(spec, cand, chosen = FALSE, p = 0L) {
 # (kmaha()'s "auto", "cv", scored candidates): on the development data a
 # map of 16 rows on every KPCA component was as accurate as the full map
 # (mean test accuracy of kernel = "auto" over 26 sets x 2 splits: NCA 0.8555
-# against 0.8543, bench/rank-study.R; LMNN 0.8622 against 0.8620,
-# bench/default-dev.R) at a third (NCA) to a half (LMNN) of the cost;
+# against 0.8543, bench/studies/rank-study.R; LMNN 0.8622 against 0.8620,
+# bench/studies/default-dev.R) at a third (NCA) to a half (LMNN) of the cost;
 # capping the KPCA components instead cost accuracy.  NCA's cap is the
 # input count when there are more than 16 inputs: on the hold-out set
 # ad_data (134 inputs) 16 rows cost the unweighted sum 0.07 of CV accuracy
 # against the linear learner's 134 x 134 map; mean test accuracy of the
 # default on the 18 hold-out sets 0.8457 -> 0.8490 and on the development
-# sets 0.8541 -> 0.8548, at 5% more CPU (bench/default-holdout.R,
-# bench/default-dev.R).  The same rule for LMNN: hold-out 0.8536 -> 0.8528
+# sets 0.8541 -> 0.8548, at 5% more CPU (bench/studies/default-holdout.R,
+# bench/studies/default-dev.R).  The same rule for LMNN: hold-out 0.8536 -> 0.8528
 # at 17% more CPU, so LMNN keeps 16.
 nca_choice_dim <- 16L
 lmnn_choice_dim <- 16L
@@ -115,7 +122,7 @@ lmnn_choice_dim <- 16L
 # chosen candidate is fitted): NCA and LMNN stop at the relative tolerance
 # 1e-3 instead of their 1e-5, unless the user set `tol` (in `learner_args`).
 # The folds only rank candidates; on the development data (26 sets x 2
-# splits, bench/default-dev.R, variants tol1e3/tol1e4) the default's mean
+# splits, bench/studies/default-dev.R, variants tol1e3/tol1e4) the default's mean
 # test accuracy was NCA 0.8568 (1e-4: 0.8553; 1e-5: 0.8548) and LMNN
 # 0.8619 (0.8620; 0.8622) at 74 % (NCA) and 60 % (LMNN) of the CPU time.
 # NULL: the learner's own tolerance.

@@ -94,6 +94,10 @@ core_kdne_fit <- function(K, same, other, dim, eps, ctx) {
   core_run(cpp_kdne_fit(K, same, other, dim, eps, ctx))
 }
 
+core_knn_votes <- function(x, y, p, q, ks, ctx) {
+  core_run(cpp_knn_votes(x, y, p, q, as.integer(ks), ctx))
+}
+
 core_knn_classify <- function(x, y, p, q, k, self, ctx) {
   core_run(cpp_knn_classify(x, y, p, q, k, self, ctx))
 }
@@ -143,10 +147,18 @@ core_lmnn_fit <- function(x, y, targets, init, mu, lambda, max_iter, tol,
                         metric, span, reg, score, ctx))
 }
 
+# The NCA start: A0 (d x D), or NULL for the first identity_rows rows of
+# the identity (0: all D), formed by the core in the coordinates it solves
+# in; in_span: A0 holds coordinates on the basis of the span of the centred
+# training points (d x m, m >= its dimension).  span = FALSE: plain NCA on
+# all D inputs even when the span of the centred rows has fewer dimensions
+# (a reference for tests).
 core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                         rescale_start, ctx, score = NULL) {
-  core_run(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose,
-                       rescale_start, score, ctx))
+                         rescale_start, ctx, score = NULL, identity_rows = 0L,
+                         in_span = FALSE, span = TRUE) {
+  core_run(cpp_nca_fit(x, y, A0 %||% matrix(0, 0L, 0L), as.integer(identity_rows),
+                       in_span, lambda, reg, max_iter, tol, verbose, rescale_start,
+                       span, score, ctx))
 }
 
 # MLKR (kmaha/mlkr.hpp): A0 a d x D start or a 0 x 0 matrix (the
@@ -160,8 +172,10 @@ core_mlkr_fit <- function(x, y, A0, lambda, max_iter, tol, verbose, scale_start,
                         score, ctx))
 }
 
-core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx) {
-  core_run(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx))
+core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx,
+                               identity_rows = 0L, in_span = FALSE, span = TRUE) {
+  core_run(cpp_nca_minibatch(x, y, A0 %||% matrix(0, 0L, 0L), as.integer(identity_rows),
+                             in_span, lambda, batches, learning_rate, span, ctx))
 }
 
 # The one path from inputs to learned coordinates and votes
@@ -218,3 +232,39 @@ core_gemm_calls <- function(reset, ctx) core_run(cpp_gemm_calls(reset, ctx))
 # one.
 core_isa_support <- function() core_run(cpp_isa_support())
 
+
+# LFDA (kmaha/lfda.hpp): y class codes 1..p; dim 0 = all; ridge < 0: 1e-8
+# trace(S_lw); span = FALSE forces the full-dimension path (tests).
+core_lfda_fit <- function(x, y, dim, k, metric, ctx, ridge = -1, span = TRUE,
+                          principal = FALSE) {
+  core_run(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx))
+}
+
+# RCA (kmaha/rca.hpp): chunks integer chunklet ids, NA for rows in none;
+# dim 0: no reduction; ridge < 0: automatic.
+core_rca_fit <- function(x, chunks, dim, ctx, ridge = -1, span = TRUE, principal = FALSE) {
+  core_run(cpp_rca_fit(x, chunks, dim, ridge, span, principal, ctx))
+}
+
+# MMC (kmaha/mmc.hpp): pairs an m x 2 integer matrix of rows of x, similar
+# +1/-1; diagonal = TRUE for the diagonal metric.
+core_mmc_fit <- function(x, pairs, similar, diagonal, max_iter, tol, ctx, span = TRUE) {
+  core_run(cpp_mmc_fit(x, pairs, similar, diagonal, max_iter, tol, span, ctx))
+}
+
+# The diagonal MMC objective and its gradient at weights a (tests).
+core_mmc_diag_objective <- function(x, pairs, similar, a, ctx) {
+  core_run(cpp_mmc_diag_objective(x, pairs, similar, a, ctx))
+}
+
+# ITML (kmaha/itml.hpp): prior NULL (identity) or a D x D matrix; u, l NA:
+# the 5th/95th percentiles.
+core_itml_fit <- function(x, pairs, similar, prior, gamma, u, l, max_iter, tol, ctx,
+                          span = TRUE) {
+  core_run(cpp_itml_fit(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx))
+}
+
+# One ITML Bregman projection (tests).
+core_itml_project <- function(A, v, delta, lambda, xi, gamma, ctx) {
+  core_run(cpp_itml_project(A, v, delta, lambda, xi, gamma, ctx))
+}

@@ -67,8 +67,9 @@
 #'   `landmarks` (a number, or a matrix of points), every fold's KPCA uses
 #'   the Nystrom method, and a number of landmarks is drawn within each
 #'   fold's training part.
-#' @param seed `NULL`, or a number for [set.seed()] used to draw the folds and
-#'   the parallel random streams (the global random state is restored after).
+#' @param seed `NULL`, or a number that seeds the folds and the parallel
+#'   random streams, with the same draws under any [RNGkind()] (the session's
+#'   random state and kind are restored after).
 #' @param strategy `"fast"` (the screen, then the learner on three kernels)
 #'   or `"exhaustive"` (every kernel on every fold); see Details.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
@@ -106,17 +107,23 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   a$scale <- NA
   base <- list(rank = a$rank, tol = a$tol, landmarks = a$landmarks,
                landmark_method = a$landmark_method)
-  sc <- score_fit(a$x, a$y, a$spec, "kernels", a$kernels, folds, a$k, a$neighbors, base,
+  sc <- score_fit(a$x, a$y, a$specs, "kernels", a$kernels, folds, a$k, a$neighbors, base,
                   a$seed, strategy, NULL, a$ctx, arg_folds = "folds",
                   settings = choice_settings(a, strategy),
                   fingerprint = data_fingerprint(a$x, a$y))
   with_selection(sc, select_candidate(sc, "cv"))
 }
 
+# The k of a scoring in words: "kNN k = 1", or the k it chose among.
+k_words <- function(k) {
+  if (length(k) == 1L) sprintf("kNN k = %d", k) else
+    sprintf("kNN k chosen among %s", paste(k, collapse = ", "))
+}
+
 # Text wrapped to the console (or 80 columns), each line led by `indent`;
 # the first line led by `first` instead.
 wrap_lines <- function(text, indent = "  ", first = indent) {
-  width <- max(40L, min(getOption("width", 80L), 100L) - 1L)
+  width <- max(20L, getOption("width", 80L) - 1L)
   out <- strwrap(paste(text, collapse = " "), width = width, indent = 0L, exdent = 0L,
                  prefix = indent, initial = first)
   paste0(out, "\n", collapse = "")
@@ -126,11 +133,12 @@ wrap_lines <- function(text, indent = "  ", first = indent) {
 print.kmaha_scores <- function(x, ...) {
   auto <- any(x$curve$kind %in% c("euclidean", "linear"))
   what <- if (auto) "candidate pipelines" else "kernels"
-  cat(sprintf("<kmaha %s> %d-fold CV of %s, %d %s (kNN k = %d)\n",
-              if (inherits(x, "kmaha_cv")) "cv" else "scores",
-              ncol(x$accuracy), x$learner, nrow(x$curve), what, x$k))
+  cat(wrap_lines(sprintf("<kmaha %s> %d-fold CV of %s, %d %s (%s)",
+                         if (inherits(x, "kmaha_cv")) "cv" else "scores",
+                         ncol(x$accuracy), x$learner, nrow(x$curve), what, k_words(x$k)), first = ""))
   strategy <- x$strategy %||% "exhaustive"
-  ker <- x$curve$kind == "kernel"
+  # base kernels, once each (a kernel has one row per learner)
+  ker <- x$curve$kind == "kernel" & !duplicated(x$curve$candidate %||% seq_len(nrow(x$curve)))
   if (strategy == "fast" && !is.null(x$curve$screen) && any(!is.na(x$curve$screen))) {
     cat(wrap_lines(sprintf("fast strategy: the screen passed %d of %d base kernels to the learner; %d fits",
                            sum(ker & !x$curve$dropped), sum(ker), x$n_fits)))
@@ -138,11 +146,12 @@ print.kmaha_scores <- function(x, ...) {
     cat(wrap_lines(sprintf("fast strategy: %d of %d %s dropped after the first fold; %d fits",
                            sum(x$curve$dropped), nrow(x$curve), what, x$n_fits)))
   } else {
-    cat(sprintf("  %s strategy: %d fits\n", strategy, x$n_fits))
+    cat(wrap_lines(sprintf("%s strategy: %d fits", strategy, x$n_fits)))
   }
   if (!is.null(x$best)) {
-    cat(wrap_lines(sprintf("chosen: %s (mean accuracy %.3f)", x$curve$label[x$best],
-                           x$curve$mean[x$best])))
+    cat(wrap_lines(sprintf("chosen: %s (mean accuracy %.3f%s)", x$curve$label[x$best],
+                           x$curve$mean[x$best],
+                           if (length(x$k) > 1L) sprintf(", k = %d", x$curve[["k"]][x$best]) else "")))
     why <- x$explain %||% x$reason
     if (length(why)) cat(wrap_lines(why, indent = "       ", first = "  why: "))
   } else {
@@ -161,8 +170,8 @@ print.kmaha_scores <- function(x, ...) {
                            nrow(x$errors), x$errors$message[1])))
   }
   if (NROW(x$warnings)) {
-    cat(sprintf("  %d fit(s) gave warnings (see $warnings)\n",
-                nrow(unique(x$warnings[c("candidate", "fold")]))))
+    cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)",
+                           nrow(unique(x$warnings[c("candidate", "fold")])))))
   }
   invisible(x)
 }
@@ -170,7 +179,8 @@ print.kmaha_scores <- function(x, ...) {
 #' @export
 summary.kmaha_scores <- function(object, ...) {
   cu <- object$curve
-  tab <- data.frame(candidate = cu$label, mean = cu$mean, sd = cu$sd,
+  tab <- data.frame(candidate = cu$label, k = cu[["k"]] %||% rep(object$k[1], nrow(cu)),
+                    mean = cu$mean, sd = cu$sd,
                     folds = cu$n_ok, screen = cu$screen %||% rep(NA_real_, nrow(cu)),
                     dropped = cu$dropped,
                     chosen = if (is.null(object$best)) rep(FALSE, nrow(cu)) else
@@ -186,31 +196,36 @@ summary.kmaha_scores <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_scores <- function(x, ...) {
-  cat(sprintf("%d-fold cross-validation of %s (kNN k = %d, %s strategy, %d fits)\n",
-              x$folds, x$learner, x$k, x$strategy, x$n_fits))
+  cat(wrap_lines(sprintf("%d-fold cross-validation of %s (%s, %s strategy, %d fits)",
+                         x$folds, x$learner, k_words(x$k), x$strategy, x$n_fits), first = ""))
   print_candidates(x$table)
   why <- x$explain %||% x$reason
   if (length(why)) cat(wrap_lines(why, indent = "  ", first = "Chosen because: "))
   if (nrow(x$errors)) {
-    cat(sprintf("%d fit(s) failed and were left out of the choice:\n", nrow(x$errors)))
+    cat(wrap_lines(sprintf("%d fit(s) failed and were left out of the choice:", nrow(x$errors)),
+                   first = ""))
     print(utils::head(x$errors, 5L), row.names = FALSE)
   }
-  if (x$n_warned) cat(sprintf("%d fit(s) gave warnings (see $warnings)\n", x$n_warned))
+  if (x$n_warned) cat(wrap_lines(sprintf("%d fit(s) gave warnings (see $warnings)", x$n_warned), first = ""))
   invisible(x)
 }
 
 #' @export
 plot.kmaha_cv <- function(x, ...) {
   cu <- x$curve
-  ker <- which(cu$kind == "kernel" & !is.na(cu$sigma))
-  other <- setdiff(seq_len(nrow(cu)), ker)
+  b <- x$best
+  # with several learners, the kernels of the chosen one (of the first when
+  # Euclidean k-NN was chosen)
+  lr <- cu$learner %||% rep(NA_character_, nrow(cu))
+  own <- if (lr[b] %in% c("euclidean", NA)) lr[cu$kind == "kernel"][1] else lr[b]
+  ker <- which(cu$kind == "kernel" & !is.na(cu$sigma) & (is.na(lr) | lr == own))
+  other <- which(cu$kind != "kernel" | is.na(cu$sigma))
   lo <- cu$mean - ifelse(is.na(cu$sd), 0, cu$sd)
   hi <- cu$mean + ifelse(is.na(cu$sd), 0, cu$sd)
   has_sigma <- length(ker) > 0L
   xs <- if (has_sigma) log10(cu$sigma[ker]) else seq_along(ker)
   dropped <- cu$dropped
   xr <- if (has_sigma) range(xs) else c(1, max(1, nrow(cu)))
-  b <- x$best
   ltys <- c(2, 3, 4, 5)
   other_lty <- ltys[(seq_along(other) - 1L) %% 4L + 1L]
   # The legend explains every mark: the chosen candidate (a red circle on
@@ -218,7 +233,9 @@ plot.kmaha_cv <- function(x, ...) {
   # (crosses) and the candidates without a sigma (grey reference lines).  A
   # symbol-only entry has line type 0 and a line-only one no symbol (NA).
   # It gets a right margin of its own, so it never covers the curve.
-  any_dropped <- any(dropped[ker])
+  # (a kernel dropped before it was scored has no mean, so no cross: the
+  # legend names the crosses only when one is drawn)
+  any_dropped <- any(dropped[ker] & !is.na(cu$mean[ker]))
   leg <- c(sprintf("chosen: %s", cu$label[b]),
            if (any_dropped) "dropped after the first fold",
            cu$label[other])

@@ -10,10 +10,21 @@
 #' `rank`), and the learner is run on those coordinates. By the paper's
 #' representer theorems this equals learning the metric in the kernel's
 #' feature space. New points are classified by k nearest neighbours in the
-#' learned space. By default (`kernel = "auto"`) the kernel, or no kernel at
-#' all, is chosen by cross-validation of the whole pipeline.
+#' learned space. By default (`kernel = "auto"`, `learner = "auto"`, `k`
+#' unset) the kernel (or no kernel at all), the learner and the number of
+#' neighbours are chosen together by one cross-validation of the whole
+#' pipeline.
 #'
-#' **Learners.** `"nca"`, `"lmnn"` and `"dne"` run the fitters of [nca()],
+#' **Learners.** `learner = "auto"` (the default) scores NCA, LMNN and DNE on
+#' the same folds, sharing the screen of the base kernels, each kernel's Gram
+#' matrix and each fold's KPCA, and fits the best pipeline (see Kernel
+#' choice); `learner_args` then passes each learner the options it takes
+#' (an option none of them takes is an error), and a list element named by a
+#' learner passes options to it alone, e.g. `learner_args = list(lmnn =
+#' list(mu = 0.3))`. With a given kernel (`kernel = "linear"`, a kernel
+#' object, `"align"`, `"unweighted"`, `"precomputed"`) the three learners are
+#' scored on that kernel alone. A named learner keeps its own: `"nca"`,
+#' `"lmnn"` and `"dne"` run the fitters of [nca()],
 #' [lmnn()] and [dne()] on the KPCA coordinates (used as given, not
 #' rescaled); `learner_args` passes their options, e.g. `lambda` for the
 #' regularized RKNCA/RKLMNN, `dim`, or `k` (LMNN/DNE target neighbours). Any
@@ -23,13 +34,26 @@
 #' has a `targets` argument it receives the same-class target neighbours
 #' chosen by `neighbors`.
 #'
+#' **The number of neighbours.** With `k` unset (`NULL`, the default),
+#' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
+#' each fold votes its held-out rows with k = 1, 3, 5, 7 and 9 neighbours
+#' from one neighbour search (the k a fold's training part allows), and each
+#' pipeline is scored at its best k (the smallest on ties): on overlapping
+#' classes more neighbours vote better. The fitted model keeps that k (its
+#' `k`, and `kernel_choice$k`); `predict(k = )` can still override it. A
+#' given `k` is used as it is everywhere. A named learner with a given kernel
+#' (no cross-validation) uses k = 1 when `k` is unset.
+#'
 #' **Kernel choice.**
 #' * `"auto"` (the default): kernel choice in two steps, *score, then
 #'   select* ([score_candidates()]). One stratified `cv_folds`-fold
 #'   cross-validation of the whole pipeline scores, on the same folds, the
 #'   plain k-NN on the standardized inputs (`"Euclidean"`: no learned
-#'   metric), the linear learner (`"linear"`), the unweighted sum of
-#'   `kernels`, and the base kernels of `kernels`: with `cv_strategy =
+#'   metric; with at least as many inputs as training points its map is the
+#'   projection onto the span of the centred training points, which finds
+#'   the same neighbours), the linear learner(s) (`"linear"`), the unweighted
+#'   sum of `kernels`, and the base kernels of `kernels`, each with every
+#'   learner scored (see Learners) and at its best k: with `cv_strategy =
 #'   "fast"` a screen passes the most promising base kernel to the learner
 #'   (on each fold, DNE on the 32 leading KPCA components, and k-NN of the
 #'   held-out rows in its metric; see [score_candidates()]), with
@@ -42,11 +66,10 @@
 #'   (`rule = "auto"`) then takes the best score (a base kernel's score is
 #'   smoothed over its neighbouring bandwidths, weights 1-2-1, when several
 #'   were scored; among equal best scores the middle of the plateau), and
-#'   keeps a kernelized candidate only when it beats the better of the two
-#'   baselines (Euclidean, linear) by more than one standard error of their
-#'   paired difference over the held-out points; otherwise that baseline is
-#'   used. Euclidean k-NN, in turn, replaces the linear learner only when it
-#'   beats it by more than one such standard error.
+#'   keeps a kernelized candidate only when it beats the better baseline —
+#'   the higher-scoring of Euclidean k-NN and the linear learner(s), the
+#'   simpler on a tie — by more than half a standard error of their paired
+#'   difference over the held-out points; otherwise that baseline is used.
 #'   With more than 2000 training points (and neither `landmarks` nor `rank`
 #'   given) the candidates are scored on a stratified subsample of 1000 rows
 #'   with KPCA of rank at most 100, and a chosen kernel is fitted on all rows
@@ -136,8 +159,10 @@
 #' @param formula For the formula method, a formula such as `Species ~ .`
 #'   (first, or named `formula =` as for the other learners).
 #' @param y Class labels, one per row of `x`.
-#' @param learner `"nca"`, `"lmnn"`, `"dne"` or a learner function (see
-#'   Details).
+#' @param learner `"auto"` (NCA, LMNN and DNE scored, the best kept),
+#'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"`
+#'   (the fitters of [lfda()], [rca()], [mmc()], [itml()], the pair learners
+#'   with pairs drawn from the labels) or a learner function (see Details).
 #' @param kernel A kernel object (a kernlab kernel or an R function too,
 #'   see [kernel-sources]), one of `"auto"`, `"align"`, `"aligned"`,
 #'   `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`, or a
@@ -146,7 +171,9 @@
 #'   the selection rule, `"auto"` or `"cv"` (see Kernel choice); `NULL` for
 #'   the kernel choice's own.
 #' @param k Neighbours of the kNN classifier (used by `predict()`, the
-#'   training accuracy and the cross-validation score).
+#'   training accuracy and the cross-validation score); `NULL` (the default)
+#'   chooses it by cross-validation among 1, 3, 5, 7, 9 (see The number of
+#'   neighbours).
 #' @param learner_args A named list of further learner arguments.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found.
@@ -162,8 +189,9 @@
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
 #'   all with eigenvalue above `tol` relative to the largest).
-#' @param seed `NULL` or a number: the seed for the cross-validation folds
-#'   (the global random state is restored afterwards).
+#' @param seed `NULL` or a number: the seed for the cross-validation folds,
+#'   giving the same folds under any [RNGkind()] (the session's random state
+#'   and kind are restored afterwards).
 #' @param landmarks `NULL` (exact KPCA), or the number of Nystrom landmarks,
 #'   or a numeric matrix of landmark points with the columns of `x` (see
 #'   Large n).
@@ -228,7 +256,7 @@ kmaha.formula <- function(formula, data = NULL, subset, na.action, ...) {
 
 #' @rdname kmaha
 #' @export
-kmaha.default <- function(x, y, learner = "nca", kernel = "auto", k = 1,
+kmaha.default <- function(x, y, learner = "auto", kernel = "auto", k = NULL,
                           learner_args = list(),
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
@@ -270,16 +298,29 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  k <- check_count(k, "k")
-  if (k > nrow(x) - 1L) {
-    stopf("`k` (%d) must be smaller than the number of training rows (%d).",
-          k, nrow(x))
+  # NULL: chosen by cross-validation (see kmaha())
+  if (!is.null(k)) {
+    k <- check_count(k, "k")
+    if (k > nrow(x) - 1L) {
+      stopf("`k` (%d) must be smaller than the number of training rows (%d).",
+            k, nrow(x))
+    }
   }
   scale <- check_flag(scale, "scale")
   ctx <- kmaha_context(num_threads)
   learner_args <- check_learner_args(learner_args)
-  spec <- learner_spec(learner, learner_args)
-  if (spec$wants_targets) check_class_sizes(y, spec$target_k, "learner_args$k")
+  specs <- learner_specs(learner, learner_args)
+  # learner = "auto" leaves out the learners whose target neighbours no
+  # class can give (LMNN and DNE want k + 1 members); a named learner, or
+  # the last one left, says what to change
+  fits <- vapply(specs, function(sp) !isTRUE(sp$wants_targets) || !inherits(tryCatch(
+    suppressWarnings(check_class_sizes(y, sp$target_k, sp$argname("k"))),
+    error = function(e) e), "error"), NA)
+  if (length(specs) > 1L && any(fits)) specs <- specs[fits]
+  for (sp in specs) {
+    if (isTRUE(sp$wants_targets)) check_class_sizes(y, sp$target_k, sp$argname("k"))
+  }
+  spec <- learner_set_spec(specs)
   if (type %in% c("cv", "align", "unweighted", "auto", "scores")) {
     kernels <- check_kernel_list(kernels)
     check_nystrom_kernels(kernels, landmarks, "kernels")
@@ -297,11 +338,16 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   if (!is.null(seed)) seed <- check_number(seed, "seed")
+  rows_args <- intersect(names(learner_args), c("pairs", "similar", "chunks"))
+  if (type %in% c("cv", "auto", "scores") && length(rows_args)) {
+    stopf("`learner_args$%s` names rows of `x`, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let the learner draw them from the labels, or give a kernel.",
+          rows_args[1], if (type == "scores") "auto" else type)
+  }
   if (type %in% c("cv", "auto", "scores") && !is.null(learner_args$targets)) {
     stopf("`learner_args$targets` fixes the target neighbours by row, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
           if (type == "scores") "auto" else type)
   }
-  list(x = x, y = y, spec = spec, learner_args = learner_args, k = k,
+  list(x = x, y = y, spec = spec, specs = specs, learner_args = learner_args, k = k,
        neighbors = neighbors, kernels = kernels, scale = scale, rank = rank, tol = tol,
        seed = seed, landmarks = landmarks, landmark_method = landmark_method, ctx = ctx,
        precomputed = precomputed)
@@ -343,20 +389,42 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     unweighted = cand_unweighted(a$kernels),
     align = cand_align(a$kernels, "qp"),
     NULL)
-  if (is.null(cand)) {
+  spec <- a$specs[[1]]
+  k <- a$k %||% 1L
+  # A given kernel (or none) is scored only to choose the learner (and k)
+  # among several; with one learner it is fitted as it is, with k = 1 unless
+  # the user gave k.
+  fixed <- !is.null(cand) && length(a$specs) > 1L
+  if (is.null(cand) || fixed) {
     # 1. Kernel choice: score (or take the given scores), then select.
     scores <- if (choice$type == "scores") {
       check_scores(choice$scores, a)
     } else {
-      score_fit(xs, a$y, a$spec, if (choice$type == "auto") "auto" else "kernels",
-                a$kernels, cv_folds, a$k, a$neighbors, base, a$seed, cv_strategy,
-                NULL, ctx, settings = choice_settings(a, cv_strategy),
-                fingerprint = data_fingerprint(a$x, a$y))
+      type <- if (fixed) "fixed" else if (choice$type == "auto") "auto" else "kernels"
+      tryCatch(
+        score_fit(xs, a$y, a$specs, type, a$kernels, cv_folds, a$k, a$neighbors,
+                  c(base, list(precomputed = pre)), a$seed, cv_strategy,
+                  NULL, ctx, settings = choice_settings(a, cv_strategy),
+                  fingerprint = data_fingerprint(a$x, a$y), cand = cand),
+        kmaha_cv_failed_error = function(e) {
+          # A given kernel on which no learner fitted on any fold: the first
+          # learner on all the rows says why in terms of the whole data
+          # (e.g. a `dim` above its coordinates); the CV's error otherwise.
+          if (fixed) {
+            f <- candidate_feature(cand, xs, a$y, base, ctx)
+            fit_pipeline(xs, a$y, f$fspec, candidate_spec(a$specs[[1]], cand), ctx,
+                         neighbors = a$neighbors, warn = FALSE, label_errors = TRUE)
+          }
+          stop(e)
+        })
     }
     rule <- rule %||% if (choice$type == "cv" || identical(scores$type, "kernels")) "cv" else "auto"
     sel <- select_candidate(scores, rule)
     cv <- with_selection(scores, sel)
-    cand <- candidate_set(scores$type, a$kernels)[[sel$best]]
+    row <- sel$best
+    cand <- candidate_set(scores$type, a$kernels, cand)[[scores$curve$candidate[row]]]
+    spec <- chosen_spec(a$specs, scores$curve$learner[row])
+    k <- scores$curve[["k"]][row] %||% k
     large <- scores$large
     if (!is.null(large)) {
       # chosen on a subsample: fitted on all rows, a kernel with Nystrom KPCA
@@ -372,16 +440,17 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
       base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
                                            large = NULL))
     }
-    info <- list(type = rule, cv = cv, index = sel$best, seed = a$seed,
-                 scored = choice$type == "scores")
+    info <- list(type = if (fixed) choice$type else rule, cv = cv, index = row, seed = a$seed,
+                 scored = choice$type == "scores", learner = spec$name, k = k,
+                 k_chosen = is.null(a$k) && length(cv$k) > 1L)
   }
   # 2. The chosen pipeline on all the training rows.
   f <- candidate_feature(cand, xs, a$y, base, ctx)
   if (!is.null(f$alignment)) info$alignment <- f$alignment
-  spec <- candidate_spec(a$spec, cand, chosen = !is.null(info$cv), p = ncol(xs))
+  spec <- candidate_spec(spec, cand, chosen = !is.null(info$cv) && !fixed, p = ncol(xs))
   p <- fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
                     warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
-  new_model(p, a$y, a$k, prep, spec, ctx, class = "kmaha_fit",
+  new_model(p, a$y, k, prep, spec, ctx, class = "kmaha_fit",
             settings = list(learner_args = a$learner_args, neighbors = a$neighbors,
                             cv_folds = cv_folds, cv_strategy = cv_strategy,
                             scale = if (pre) NA else a$scale, rank = a$rank, tol = a$tol,
@@ -390,6 +459,13 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
                             landmark_method = a$landmark_method),
             call = call, feature_names = colnames(a$x), n_features = ncol(a$x),
             kernel_choice = info)
+}
+
+# The spec of the learner a kernel choice chose (by its name in the scores'
+# curve; Euclidean k-NN's is made from the candidate).
+chosen_spec <- function(specs, name) {
+  i <- match(name, vapply(specs, `[[`, "", "name"))
+  if (is.na(i)) specs[[1]] else specs[[i]]
 }
 
 # Scores given as `kernel`: computed on these data with these settings, or

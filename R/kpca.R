@@ -71,7 +71,7 @@
 #' keeping 95% of the landmark-span variance (at most 200 components,
 #' kmaha 0.4.0's default) lost up to 0.05 of test accuracy against keeping
 #' every component, 99% up to 0.018, and even 99.9% up to 0.028 with
-#' KPCA-trick NCA (`bench/nystrom-rank.R`). A learner's time grows with the
+#' KPCA-trick NCA (`bench/studies/nystrom-rank.R`). A learner's time grows with the
 #' number of components, so pass a smaller `rank` for speed, as [kmaha()]
 #' does above 2000 rows (`rank = 100`): on Letter (16 000 training rows,
 #' 1000 landmarks, `rbf_kernel(1)`) NCA took 18 s with 114 components
@@ -280,7 +280,7 @@ kpca_nystrom <- function(x, kernel, rank, tol, landmarks, landmark_method, ctx,
   args <- kpca_check_args(nrow(x), rank, tol, "auto")
   lm <- nystrom_landmarks(x, kernel, landmarks, landmark_method, ctx)
   # The default keeps every component above tol (see ?kpca, "Default rank
-  # under Nystrom", and bench/nystrom-rank.R for the rules measured).
+  # under Nystrom", and bench/studies/nystrom-rank.R for the rules measured).
   auto <- is.null(rank)
   if (auto) args$rank <- nrow(lm$points)
   fit <- kpca_call(core_kpca_nystrom(kernel, x, lm$points, args$rank, args$tol,
@@ -381,26 +381,26 @@ predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
 
 #' @export
 print.kmaha_kpca <- function(x, ...) {
-  cat("<kmaha KPCA> ", format(x$kernel), "\n", sep = "")
+  cat(wrap_lines(format(x$kernel), indent = "  ", first = "<kmaha KPCA> "))
   nys <- identical(x$method, "nystrom")
   inputs <- if (nys) ncol(x$landmarks) else if (is.null(x$x)) "Gram matrix" else ncol(x$x)
-  cat(sprintf("  training points: %d   inputs: %s   components kept: %d (%s solver)\n",
-              nrow(x$coords), inputs, x$rank, x$method))
+  cat(wrap_lines(sprintf("training points: %d, inputs: %s, components kept: %d (%s solver)",
+                         nrow(x$coords), inputs, x$rank, x$method)))
   if (nys) {
-    cat(sprintf("  landmarks: %d (%s), landmark rank %d; mean squared distance to their span: %.4g\n",
-                nrow(x$landmarks), x$landmark_method, x$landmark_rank, x$residual))
+    cat(wrap_lines(sprintf("landmarks: %d (%s), landmark rank %d; mean squared distance to their span: %.4g",
+                           nrow(x$landmarks), x$landmark_method, x$landmark_rank, x$residual)))
     if (!is.null(x$rank_rule) && x$rank_rule != "given") {
-      cat(sprintf("  components: %s\n", x$rank_rule))
+      cat(wrap_lines(sprintf("components: %s", x$rank_rule)))
     }
   }
   show <- utils::head(x$eigenvalues, 6L)
-  cat(sprintf("  leading eigenvalues: %s%s\n",
-              paste(formatC(show, digits = 4, format = "g"), collapse = " "),
-              if (length(x$eigenvalues) > length(show)) " ..." else ""))
+  cat(wrap_lines(sprintf("leading eigenvalues: %s%s",
+                         paste(formatC(show, digits = 4, format = "g"), collapse = " "),
+                         if (length(x$eigenvalues) > length(show)) " ..." else "")))
   if (x$trace > 0) {
-    cat(sprintf("  share of %s variance kept: %.4f\n",
-                if (nys) "the landmark span's" else "feature-space",
-                sum(x$eigenvalues) / x$trace))
+    cat(wrap_lines(sprintf("share of %s variance kept: %.4f",
+                           if (nys) "the landmark span's" else "feature-space",
+                           sum(x$eigenvalues) / x$trace)))
   }
   invisible(x)
 }

@@ -17,6 +17,10 @@ learner_table <- list(
   knca = list(label = "KNCA", fun = "knca.default"),
   klmnn = list(label = "KLMNN", fun = "klmnn.default"),
   kdne = list(label = "KDNE", fun = "kdne.default"),
+  lfda = list(label = "LFDA", fun = "lfda.default"),
+  rca = list(label = "RCA", fun = "rca.default"),
+  mmc = list(label = "MMC", fun = "mmc.default"),
+  itml = list(label = "ITML", fun = "itml.default"),
   mlkr = list(label = "MLKR", fun = "mlkr.default"))
 
 learner_label <- function(method) {
@@ -49,14 +53,66 @@ learner_spec <- function(learner, args = list(),
     return(spec)
   }
   if (!is.character(learner) || length(learner) != 1L || is.na(learner)) {
-    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map.")
+    stopf("`learner` must be \"auto\", %s or a function f(x, y, ...) returning a linear map.",
+          paste(dQuote(builtin_learners, FALSE), collapse = ", "))
   }
   name <- tolower(learner)
-  if (!name %in% c("nca", "lmnn", "dne")) {
-    stopf("`learner` must be \"nca\", \"lmnn\", \"dne\" or a function f(x, y, ...) returning a linear map, not %s.",
-          dQuote(learner, FALSE))
+  if (!name %in% builtin_learners) {
+    stopf("`learner` must be \"auto\", %s or a function f(x, y, ...) returning a linear map, not %s.",
+          paste(dQuote(builtin_learners, FALSE), collapse = ", "), dQuote(learner, FALSE))
   }
   builtin_spec(name, args, argname)
+}
+
+# The learners kernel choice scores: `learner` as kmaha() takes it ("auto",
+# a built-in name or a function).  A list of specs, one per learner: "auto"
+# gives those of auto_learners, each with the options of `args` it takes
+# (an option no learner takes is an error) and the entries of a list
+# args[[name]] (options for that learner alone, e.g. learner_args =
+# list(lmnn = list(mu = 0.3))); anything else a list of one spec.
+learner_specs <- function(learner, args = list(),
+                          argname = function(a) paste0("learner_args$", a)) {
+  if (!identical(learner, "auto")) return(list(learner_spec(learner, args, argname)))
+  own <- intersect(names(args), auto_learners)
+  for (nm in own) {
+    if (!is.list(args[[nm]])) {
+      stopf("`%s` must be a named list of options for %s alone, e.g. list(k = 5).",
+            argname(nm), learner_label(nm))
+    }
+  }
+  shared <- args[setdiff(names(args), own)]
+  takes <- lapply(auto_learners, learner_option_names)
+  none <- setdiff(names(shared), unlist(takes))
+  if (length(none)) {
+    stopf("With learner = \"auto\", %s is an option of none of the learners (%s); the options they take: %s.",
+          paste(sQuote(vapply(none, argname, ""), FALSE), collapse = ", "),
+          paste(vapply(auto_learners, learner_label, ""), collapse = ", "),
+          paste(sort(unique(unlist(takes))), collapse = ", "))
+  }
+  specs <- lapply(seq_along(auto_learners), function(i) {
+    nm <- auto_learners[i]
+    a <- c(shared[intersect(names(shared), takes[[i]])], args[[nm]])
+    sub_name <- function(o) if (o %in% names(args[[nm]])) paste0(argname(nm), "$", o) else argname(o)
+    builtin_spec(nm, a[!duplicated(names(a), fromLast = TRUE)], sub_name)
+  })
+  names(specs) <- auto_learners
+  specs
+}
+
+# The linear learners kmaha() kernelizes by name.
+builtin_learners <- c("nca", "lmnn", "dne", "lfda", "rca", "mmc", "itml")
+
+# The learners `learner = "auto"` chooses among (on the same folds).
+auto_learners <- c("nca", "lmnn", "dne")
+
+# The spec that stands for a set of learners in settings and messages: the
+# one learner's own, or "auto".
+learner_set_spec <- function(specs) {
+  if (length(specs) == 1L) return(specs[[1]])
+  list(name = "auto", label = sprintf("auto (%s)", paste(vapply(specs, `[[`, "", "label"),
+                                                           collapse = ", ")),
+       builtin = TRUE, args = list(), opts = list(), argname = function(a) a,
+       wants_targets = FALSE)
 }
 
 # The spec of a built-in learner (also the kernel-trick ones): unknown
@@ -74,6 +130,10 @@ builtin_spec <- function(name, args, argname = function(a) a) {
     lmnn = , klmnn = lmnn_opts(args, argname, kernel_trick = name == "klmnn"),
     dne = dne_opts(args, argname),
     kdne = dne_opts(args, argname, "kdne"),
+    lfda = lfda_opts(args, argname),
+    rca = rca_opts(args, argname),
+    mmc = mmc_opts(args, argname),
+    itml = itml_opts(args, argname),
     mlkr = mlkr_opts(args, argname))
   spec <- list(name = name, label = learner_label(name), builtin = TRUE,
                opts = opts, args = args)
@@ -274,18 +334,25 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
     dne = fit_dne_map(o, z, y, targets, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
                       principal = principal, score = score),
     kdne = fit_kdne_map(o, reg, y, targets, ctx),
+    lfda = fit_lfda_map(o, z, y, ctx, store_scatter = isTRUE(spec$public) && ncol(z) <= 500L,
+                        principal = principal),
+    rca = fit_rca_map(o, z, y, ctx, store_covariance = isTRUE(spec$public) && ncol(z) <= 500L,
+                      principal = principal),
+    mmc = fit_mmc_map(o, z, y, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
+    itml = fit_itml_map(o, z, y, ctx, store_metric = isTRUE(spec$public) && ncol(z) <= 500L),
     mlkr = fit_mlkr_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"),
                         principal = principal, score = score),
     custom = fit_custom_map(spec, z, y, targets),
-    euclidean = list(map = diag(1, ncol(z)), convergence = NULL, details = list(),
+    euclidean = list(map = euclidean_map(z), convergence = NULL, details = list(),
                      score = if (!is.null(score) && is.numeric(y)) {
-                       core_pipeline_apply(list(feature_map = list(type = "identity"),
-                                                embedding = z, response = y,
-                                                vote = score$weights),
-                                           score$x, NULL, "value", score$k, ctx)
+                       # a regression: the k-NN predictions, one column per k
+                       vapply(pmin(score$k, nrow(z)), function(kk) core_pipeline_apply(
+                         list(feature_map = list(type = "identity"), embedding = z,
+                              response = y, vote = score$weights),
+                         score$x, NULL, "value", kk, ctx), numeric(nrow(score$x)))
                      } else if (!is.null(score)) {
-                       core_knn_classify(z, as.integer(y), score$classes, score$x, score$k,
-                                         FALSE, ctx)$class
+                       core_knn_votes(z, as.integer(y), score$classes, score$x,
+                                      pmin(score$k, nrow(z)), ctx)
                      }))
 }
 
@@ -294,6 +361,27 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
 euclidean_spec <- function() {
   list(name = "euclidean", label = "Euclidean", builtin = TRUE, opts = list(),
        args = list(), wants_targets = FALSE, argname = function(a) a)
+}
+
+# The map of Euclidean k-NN on the coordinates z (n x D): the D x D
+# identity, or with at least as many columns as rows (p >> n) the
+# projection B' (r x D) onto the span of the centred rows (B: the leading
+# right singular vectors of the centred z, singular values above 1e-5 of
+# the largest, as the core's spans).  A point's squared distance to a
+# training point differs from the Euclidean one by its squared distance to
+# the affine span of the training points, the same for every training
+# point: the neighbours, votes and predictions are those of the Euclidean
+# metric, and no D x D matrix is formed.  (All rows equal: one zero row,
+# all distances equal, as in the Euclidean metric.)
+euclidean_map <- function(z) {
+  n <- nrow(z)
+  D <- ncol(z)
+  if (D < n) return(diag(1, D))
+  s <- svd(sweep(z, 2L, colMeans(z), check.margin = FALSE), nu = 0L,
+           nv = max(min(n - 1L, D), 1L))
+  keep <- s$d[seq_len(ncol(s$v))] > 1e-5 * s$d[1]
+  if (!any(keep)) return(matrix(0, 1L, D))
+  t(s$v[, keep, drop = FALSE])
 }
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
@@ -311,12 +399,16 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   }
   method <- o$method %||% "lbfgs"
   if (method == "auto") method <- if (nrow(z) > nca_minibatch_min_n) "minibatch" else "lbfgs"
+  # Exact KPCA coordinates are centred, orthogonal columns of positive
+  # variance: their span is all of them, and the core need not look for a
+  # smaller one (an O(n r^2) step).
   res <- if (method == "minibatch") {
-    nca_run_minibatch(z, y, start$A, o, min(o$batch_size, nrow(z)), ctx)
+    nca_run_minibatch(z, y, start, o, min(o$batch_size, nrow(z)), ctx, span = !principal)
   } else {
-    nca_run(fun, z, y, start, reg, o, ctx, score = score)
+    nca_run(fun, z, y, start, reg, o, ctx, score = score, span = !principal)
   }
-  warn_collapsed_map(exp(log_norm(res$map) - log_norm(start$A) - log(res$start_scale %||% 1)),
+  # (the start's norm in the coordinates the core solved in)
+  warn_collapsed_map(exp(log_norm(res$map) - res$start_log_norm - log(res$start_scale %||% 1)),
                      o$lambda, lambda_arg)
   list(map = res$map, convergence = nca_convergence(res),
        details = list(init = start$label, method = method,

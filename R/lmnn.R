@@ -84,7 +84,7 @@
 #' @param tol Convergence tolerance on the relative decrease of the objective
 #'   (L-BFGS's `factr` is `tol / .Machine$double.eps`, as in [stats::optim()]).
 #'   The default `1e-5` reaches the converged objective within 0.5% on the
-#'   benchmark problems (`bench/lmnn-solver.R`).
+#'   benchmark problems (`bench/studies/lmnn-solver.R`).
 #' @param solver `"auto"`, `"M"` or `"L"` (see Solver).
 #' @param scale Standardize the columns before learning (the scaling is stored
 #'   and applied at prediction time).

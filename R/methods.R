@@ -32,12 +32,12 @@ summary.kmaha_kpca <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_kpca <- function(x, ...) {
-  cat(sprintf("Kernel PCA of %d points with the %s\n", x$n, x$kernel))
-  cat(sprintf("Components kept: %d (%s solver)", x$rank, x$method))
-  if (!is.na(x$variance_kept)) {
-    cat(sprintf(", carrying %.4f of the feature-space variance", x$variance_kept))
-  }
-  cat("\nLeading eigenvalues of the centred Gram matrix:\n")
+  cat(wrap_lines(sprintf("Kernel PCA of %d points with the %s", x$n, x$kernel), first = ""))
+  cat(wrap_lines(sprintf("Components kept: %d (%s solver)%s", x$rank, x$method,
+                         if (!is.na(x$variance_kept)) {
+                           sprintf(", carrying %.4f of the feature-space variance", x$variance_kept)
+                         } else ""), first = ""))
+  cat("Leading eigenvalues of the centred Gram matrix:\n")
   print(signif(x$eigenvalues, 4))
   invisible(x)
 }
@@ -46,7 +46,7 @@ print.summary.kmaha_kpca <- function(x, ...) {
 #' @export
 summary.kmaha_alignment <- function(object, ...) {
   keep <- object$weights > 0
-  tab <- data.frame(kernel = vapply(object$kernels[keep], format, ""),
+  tab <- data.frame(kernel = vapply(object$kernels[keep], short_kernel_label, ""),
                     weight = object$weights[keep],
                     alignment = object$base_alignment[keep])
   out <- list(method = object$method, alignment = object$alignment,
@@ -58,14 +58,14 @@ summary.kmaha_alignment <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_alignment <- function(x, ...) {
-  cat(sprintf("Kernel alignment (%s): %d of %d base kernels with non-zero weight\n",
-              toupper(x$method), nrow(x$kernels), x$n_kernels))
-  cat(sprintf("Alignment of the combined kernel with the ideal kernel: %.4f\n",
-              x$alignment))
+  cat(wrap_lines(sprintf("Kernel alignment (%s): %d of %d base kernels with non-zero weight",
+                         toupper(x$method), nrow(x$kernels), x$n_kernels), first = ""))
+  cat(wrap_lines(sprintf("Alignment of the combined kernel with the ideal kernel: %.4f",
+                         x$alignment), first = ""))
   print(x$kernels, row.names = FALSE, digits = 4)
   if (!is.null(x$ridge) && x$ridge > 0) {
-    cat(sprintf("Ridge added to the normalised Gram inner products S' to make the QP strictly convex: %.3g\n",
-                x$ridge))
+    cat(wrap_lines(sprintf("Ridge added to the normalised Gram inner products S' to make the QP strictly convex: %.3g",
+                           x$ridge), first = ""))
   }
   invisible(x)
 }

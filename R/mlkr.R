@@ -36,11 +36,11 @@
 #' **More columns than rows.** The objective depends on \eqn{A} only through
 #' the differences of the training points, so when they span fewer than D
 #' dimensions (D >= n - 1, or collinear columns) the fit runs on the
-#' coordinates of the points in that span (a basis from an n x n
-#' eigen-decomposition) and the map is carried back to the inputs; its
-#' rows then number the span's dimension when `dim` is not given. The map
-#' has no component outside the span, which changes no distance between
-#' training points.
+#' coordinates of the points in that span, as [nca()]'s does, and the map
+#' is carried back to the inputs: it has at most as many rows as the span
+#' has dimensions (the same metric as any map with more rows) and no
+#' component outside the span, which changes no distance between training
+#' points.
 #'
 #' **Prediction.** The fitted model is a regression model (class
 #' `"kmaha_regression"`, see [kmaha-model]): [predict()][predict.kmaha_regression]
@@ -210,14 +210,20 @@ mlkr_opts <- function(args, argname) {
 }
 
 # Starting map for MLKR on the (already scaled) coordinates z: list(A (a
-# 0 x 0 matrix for the identity, which the core reduces to the span of the
-# points), scale (the core multiplies A by its automatic factor), label).
-mlkr_init <- function(init, z, dim, dim_given, principal = FALSE) {
+# 0 x 0 matrix for the full identity, which the core never forms: it starts
+# from the identity on the span of the points), scale (the core multiplies A
+# by its automatic factor), label).  `dim`: the rows asked for, or NULL
+# (all D, or the cap `dim_cap` of kernel choice's candidates); a start with
+# more rows than the span has dimensions is reduced in the core to the same
+# metric on the span, so the principal and random starts take at most
+# n - 1 rows.
+mlkr_init <- function(init, z, dim, dim_cap = NULL, principal = FALSE) {
   D <- ncol(z)
+  d <- dim %||% min(D, dim_cap %||% Inf)
   if (is.numeric(init) && is.matrix(init)) {
-    if (nrow(init) != dim || ncol(init) != D) {
+    if (nrow(init) != d || ncol(init) != D) {
       stopf("`init` must be a %d x %d matrix (dim x number of input columns), not %d x %d.",
-            dim, D, nrow(init), ncol(init))
+            d, D, nrow(init), ncol(init))
     }
     if (anyNA(init) || any(!is.finite(init))) stopf("`init` must contain finite numbers only.")
     if (all(init == 0)) stopf("`init` must not be all zero (the MLKR gradient vanishes there).")
@@ -225,11 +231,12 @@ mlkr_init <- function(init, z, dim, dim_given, principal = FALSE) {
     return(list(A = unname(init), scale = FALSE, label = "matrix"))
   }
   auto <- identical(init, "auto")
-  if (auto) init <- if (dim == D) "identity" else "pca"
+  if (auto) init <- if (d == D) "identity" else "pca"
+  d_span <- min(d, nrow(z) - 1L)
   A <- switch(init,
-    identity = if (dim == D && !dim_given) matrix(0, 0L, 0L) else diag(1, dim, D),
-    pca = if (principal) diag(1, dim, D) else pca_directions(z, dim),
-    random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D))
+    identity = if (d == D) matrix(0, 0L, 0L) else diag(1, d, D),
+    pca = if (principal) diag(1, d, D) else pca_directions(z, d_span),
+    random = matrix(stats::rnorm(d_span * D), d_span, D) / sqrt(D))
   list(A = A, scale = auto, label = if (auto) paste("scaled", init) else init)
 }
 
@@ -242,8 +249,7 @@ fit_mlkr_map <- function(o, z, y, ctx, lambda_arg = "lambda", principal = FALSE,
   if (!is.numeric(y)) {
     stopf("MLKR is for numeric responses (regression), but `y` holds classes; for class labels use NCA, LMNN or DNE.")
   }
-  dim <- o$dim %||% min(ncol(z), o$dim_cap %||% Inf)
-  start <- mlkr_init(o$init, z, dim, dim_given = !is.null(o$dim), principal = principal)
+  start <- mlkr_init(o$init, z, o$dim, o$dim_cap, principal = principal)
   zz <- z
   dimnames(zz) <- NULL
   res <- core_mlkr_fit(zz, y, start$A, o$lambda, o$max_iter, o$tol, o$verbose,

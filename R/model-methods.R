@@ -131,6 +131,9 @@ predict.kmaha_model <- function(object, newdata = NULL,
                    hint = "predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\") and `k`.")
   type <- match_type(type)
   k <- check_count(k, "k")
+  if (is.null(object$y) && type != "transform") {
+    stopf("This model was fitted without class labels (from pairs or chunklets only), so it cannot classify: use type = \"transform\", or refit with `y`.")
+  }
   ctx <- kmaha_context()
   if (is.null(newdata)) {
     if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
@@ -286,6 +289,15 @@ model_kernel_label <- function(x) {
     sprintf("chosen by %d-fold CV%s", ncol(ch$cv$accuracy),
             if (isTRUE(ch$scored)) sprintf(" (rule \"%s\" on given scores)", ch$type) else "")
   }
+  # a given kernel (or none), its learner chosen by CV (learner = "auto")
+  if (!is.null(ch$cv) && !ch$type %in% c(selection_rules, "scores")) {
+    ch2 <- ch
+    ch2$cv <- NULL
+    x$kernel_choice <- ch2
+    given <- model_kernel_label(x) %||% "none (the learner on the inputs)"
+    return(sprintf("%s; the learner %s by %d-fold CV", given,
+                   if (isTRUE(ch$k_chosen)) "and k chosen" else "chosen", ncol(ch$cv$accuracy)))
+  }
   if (fm$type == "identity") {
     if (!is.null(ch$cv)) {
       what <- if (identical(x$learner, "euclidean")) {
@@ -326,7 +338,7 @@ model_coords_label <- function(x) {
 # The optimizer's outcome in words; NULL when unknown.
 convergence_words <- function(method, cv, in_print = TRUE) {
   if (is.null(cv) || is.null(cv$iterations)) return(NULL)
-  if (method %in% c("dne", "kdne")) {
+  if (method %in% c("dne", "kdne", "lfda", "rca")) {
     return("solved exactly by an eigen-decomposition (no iterations)")
   }
   # Mini-batch NCA takes a fixed number of steps: there is no convergence test.
@@ -334,6 +346,11 @@ convergence_words <- function(method, cv, in_print = TRUE) {
     return(sprintf("%s (no convergence test)", sub("^mini-batch NCA: ", "", cv$message)))
   }
   unit <- if (method %in% c("nca", "knca", "mlkr")) "objective evaluations" else "iterations"
+  # NCA solved in the span of the centred training points (p >> n)
+  if (isTRUE(cv$span_rank > 0L)) {
+    unit <- sprintf("%s in the %d-dimensional span of the centred training points",
+                    unit, as.integer(cv$span_rank))
+  }
   if (isTRUE(cv$converged)) {
     sprintf("converged after %d %s%s", as.integer(cv$iterations), unit,
             if (!is.null(cv$stop) && !in_print) sprintf(" (stopped by the %s rule)", cv$stop) else "")
@@ -353,6 +370,8 @@ objective_meaning <- function(method, short = TRUE) {
       nca = , knca = "minus the expected number of points classified correctly",
       lmnn = , klmnn = "target-neighbour distances + impostor hinge losses",
       dne = , kdne = "same-class minus other-class neighbour distances",
+      lfda = "sum of the largest generalized eigenvalues of local between- vs within-class scatter",
+      mmc = "sum of dissimilar-pair distances, similar pairs' squared distances summing to 1",
       mlkr = "leave-one-out squared error of the kernel regression, standardized response",
       NULL))
   }
@@ -363,6 +382,8 @@ objective_meaning <- function(method, short = TRUE) {
     klmnn = "(1 - mu) * squared feature-space distances to the target neighbours + mu * hinge losses of the impostors, plus lambda * trace(U K U'); lower is better",
     dne = "half the sum of squared mapped distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
     kdne = "half the sum of squared mapped feature-space distances over same-class neighbour pairs minus the same over other-class neighbour pairs; lower is better",
+    lfda = "the sum of the `dim` largest generalized eigenvalues of the local between-class scatter relative to the local within-class scatter; higher is better",
+    mmc = "the sum over dissimilar pairs of their learned distances, subject to the sum over similar pairs of their squared learned distances being at most 1 (it is 1 at the optimum); higher is better",
     mlkr = "sum over the training points of the squared error of their leave-one-out Gaussian-kernel regression (Nadaraya-Watson) on the others, the response standardized (about n - 1 when every prediction is the mean), plus lambda * ||A||^2; lower is better",
     NULL)
 }
@@ -394,9 +415,11 @@ print.kmaha_model <- function(x, ...) {
   if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
   why <- model_choice_why(x)
   if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
-  cat(wrap_lines(sprintf("%d training points, %s, %d classes; map: %d x %d on the %s",
-                         length(x$y), if (model_precomputed(x)) "a precomputed Gram matrix"
-                         else sprintf("%d inputs", x$n_features), nlevels(x$y), nrow(x$L),
+  cat(wrap_lines(sprintf("%d training points, %s, %s; map: %d x %d on the %s",
+                         nrow(x$embedding), if (model_precomputed(x)) "a precomputed Gram matrix"
+                         else sprintf("%d inputs", x$n_features),
+                         if (is.null(x$y)) "no class labels (transform only)"
+                         else sprintf("%d classes", nlevels(x$y)), nrow(x$L),
                          ncol(x$L), model_coords_label(x))))
   note <- map_rank_note(x$L, x$settings)
   if (!is.null(note)) cat(wrap_lines(sprintf("(%s)", note)))
@@ -409,7 +432,9 @@ print.kmaha_model <- function(x, ...) {
                            if (!is.null(meaning)) paste0(" (", meaning, ")") else ""),
                    indent = "    ", first = "  objective: "))
   }
-  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy), indent = "    ", first = "  "))
+  if (!is.null(x$y)) {
+    cat(wrap_lines(accuracy_words(x$k, x$train_accuracy), indent = "    ", first = "  "))
+  }
   invisible(x)
 }
 
@@ -452,39 +477,44 @@ summary.kmaha_model <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_model <- function(x, ...) {
-  cat(x$title, "\n", sep = "")
+  # Every line of prose wraps at getOption("width") (wrap_lines()).
+  cat(wrap_lines(x$title, indent = "  ", first = ""))
   if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
   if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
-    cat("Candidates (cross-validated accuracy):\n")
+    cat(wrap_lines("Candidates (cross-validated accuracy):", first = ""))
     print_candidates(x$candidates)
   }
   if (!is.null(x$alignment)) {
-    cat("Aligned combination (base kernels with non-zero weight):\n")
+    cat(wrap_lines("Aligned combination (base kernels with non-zero weight):", first = ""))
     print(x$alignment, row.names = FALSE, digits = 4)
   }
-  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
-              x$n, if (isTRUE(x$precomputed)) "precomputed Gram matrix" else x$n_features,
-              x$coords, x$dim[1], x$dim[2]))
-  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  cat(wrap_lines(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d",
+                         x$n, if (isTRUE(x$precomputed)) "precomputed Gram matrix" else x$n_features,
+                         x$coords, x$dim[1], x$dim[2]), indent = "  ", first = ""))
+  if (!is.null(x$rank_note)) cat(wrap_lines(sprintf("(%s)", x$rank_note), indent = "   ", first = "  "))
   if (!is.null(x$variance_kept)) {
-    cat(sprintf("  share of the feature-space variance in the KPCA coordinates: %.4f\n",
-                x$variance_kept))
+    cat(wrap_lines(sprintf("share of the feature-space variance in the KPCA coordinates: %.4f",
+                           x$variance_kept)))
   }
-  if (!is.null(x$neighbors)) cat("Target neighbours found in: ", x$neighbors, "\n", sep = "")
+  if (!is.null(x$neighbors)) {
+    cat(wrap_lines(x$neighbors, indent = "  ", first = "Target neighbours found in: "))
+  }
   cat("Class sizes:\n")
   print(x$classes)
   if (length(x$settings)) {
-    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
-                            sep = " = ", collapse = ", "), "\n", sep = "")
+    cat(wrap_lines(paste(names(x$settings), vapply(x$settings, format, ""),
+                         sep = " = ", collapse = ", "), indent = "  ", first = "Settings: "))
   }
-  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
-  if (!is.null(x$solution)) cat("  ", x$solution, "\n", sep = "")
+  if (!is.null(x$convergence)) cat(wrap_lines(x$convergence, indent = "  ", first = "Optimizer: "))
+  if (!is.null(x$solution)) cat(wrap_lines(x$solution))
   if (!is.null(x$objective)) {
     cat(sprintf("Objective: %.6g\n", x$objective))
-    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+    if (!is.null(x$objective_meaning)) {
+      cat(wrap_lines(sprintf("(%s)", x$objective_meaning), indent = "   ", first = "  "))
+    }
   }
-  cat(accuracy_words(x$k, x$train_accuracy, short = FALSE), "\n", sep = "")
+  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy, short = FALSE), indent = "  ", first = ""))
   invisible(x)
 }
 
@@ -800,7 +830,7 @@ summary.kmaha_regression <- function(object, ...) {
     n = length(object$y), n_features = object$n_features,
     coords = model_coords_label(object), dim = dim(object$L),
     rank_note = map_rank_note(object$L, object$settings),
-    span_rank = cv$span_rank, start_scale = cv$start_scale,
+    start_scale = cv$start_scale,
     convergence = convergence_words(object$learner, cv, in_print = FALSE),
     objective = cv$objective,
     objective_meaning = objective_meaning(object$learner, short = FALSE),
@@ -818,10 +848,6 @@ print.summary.kmaha_regression <- function(x, ...) {
   cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
               x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
   if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
-  if (isTRUE(x$span_rank > 0)) {
-    cat(sprintf("  fitted in the %d-dimensional span of the centred training points\n",
-                as.integer(x$span_rank)))
-  }
   cat("Response (quantiles):\n")
   print(x$response)
   if (length(x$settings)) {

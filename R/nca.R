@@ -41,6 +41,34 @@
 #' the metric was fitted to those points (with many more columns than rows
 #' it can be near 1 on pure noise). Estimate accuracy on held-out data.
 #'
+#' **More columns than rows.** The objective depends on the map only
+#' through the differences \eqn{A(x_i - x_j)} of training points, which lie
+#' in the span of the centred training rows: at most n - 1 dimensions. When
+#' that span has r < D dimensions (D >= n, or collinear columns), the fit
+#' works in r coordinates \eqn{z = B'x} (B: an orthonormal basis of the
+#' span, D x r) and returns \eqn{A = \tilde{A} B'}{A = A~ B'}. The problem
+#' is the same:
+#' every map gives the training points the distances of its restriction
+#' \eqn{AB} to the span, and the penalty \eqn{\lambda\|A\|_F^2} is
+#' smallest for the map without a component outside the span, so both have
+#' the same optimal objective value, and with \eqn{\lambda > 0} the same
+#' solutions. (With \eqn{\lambda = 0} a fit on all D inputs would keep its
+#' start's component outside the span, which changes no distance between
+#' training points; from the default starts it does not change the nearest
+#' neighbours of new points either.) The start is restricted to the span
+#' (the D x D identity becomes the r x r identity, `"pca"` keeps its
+#' directions in the span, a matrix `init` becomes `init %*% B`); with
+#' `init = "random"` and D >= n it is drawn in the span directly (its
+#' restriction has the same independent normal entries). Memory and time
+#' then grow with n D and n^2, not D^2: on 71 rows x 6 033 columns a fit
+#' took 0.2 CPU seconds and 123 MB (peak of the whole R process) instead of
+#' 72 s and 9.6 GB (`bench/nca-span.R`). The map has D columns and at
+#' most r rows: with `dim` (or the default D) above r it has r rows, since
+#' a map with more rows defines no other metric on the span (further rows
+#' would carry nothing); `settings$dim` records the rows kept. `convergence$span_rank` is r (0
+#' when the fit used all D inputs). The same holds for `method =
+#' "minibatch"`, whose Adam steps then run on the span's coordinates.
+#'
 #' **Large n: mini-batches.** Each full evaluation costs O(n^2 d) time
 #' (O(n) memory), and L-BFGS-B needs tens of them: about a minute at
 #' n = 16 000 on two cores. `method = "minibatch"` instead takes `max_iter`
@@ -50,13 +78,14 @@
 #' Batches are consecutive chunks of random permutations of the rows, drawn
 #' with R's random number generator ([set.seed()] reproduces the fit). The
 #' step size is 0.02 times the root-mean-square row norm of the starting map
+#' (in the span's coordinates when the fit works there, see above)
 #' for the first half of the steps, then decays linearly to 2% of that. The
 #' cost, O(`max_iter` x `batch_size`^2 x d), does not grow with n. Within a
 #' batch the neighbourhoods are sparser than in the full data, so the map
 #' minimises a slightly different objective; a nearest-neighbour rule only
 #' uses its direction, and on Letter (16 000 training rows) the mini-batch
 #' map classified the test set at least as well as the full-batch one in a
-#' fraction of the time (`bench/README-scale.md`). `"auto"` uses
+#' fraction of the time (`bench/results/scale.md`). `"auto"` uses
 #' `"minibatch"` above 5 000 rows and `"lbfgs"` (the exact objective)
 #' otherwise. The reported `objective` of a mini-batch fit is the mean of
 #' the scaled batch objectives over the last 50 steps, an estimate.
@@ -65,13 +94,17 @@
 #'   observation.
 #' @param y Class labels (a factor, or a vector coerced to one).
 #' @param dim Output dimension d: `NULL` (the number of input columns D) or a
-#'   whole number between 1 and D.
+#'   whole number between 1 and D. With more columns than rows (or collinear
+#'   columns) the map has at most r rows, r the dimension of the span of the
+#'   centred training rows (see More columns than rows).
 #' @param init Starting map: `"auto"` (identity when `dim` equals D,
 #'   otherwise `"pca"`), `"identity"` (the first `dim` rows of the identity),
 #'   `"pca"` (the leading `dim` principal directions of the (scaled)
-#'   inputs), `"random"` (standard normal entries divided by
+#'   inputs; with D >= n at most n - 1 of them, those in which the points
+#'   vary), `"random"` (standard normal entries divided by
 #'   \eqn{\sqrt{D}}, drawn with R's random number generator, so [set.seed()]
-#'   reproduces the fit), or a numeric `dim` x D matrix.
+#'   reproduces the fit; with D >= n drawn in the span of the centred
+#'   training rows), or a numeric `dim` x D matrix.
 #' @param lambda Non-negative weight of the penalty \eqn{\|A\|_F^2}.
 #' @param max_iter Maximum number of L-BFGS-B iterations; for
 #'   `method = "minibatch"` the number of mini-batch steps.
@@ -161,12 +194,19 @@ nca.formula <- function(formula, data, subset, na.action, ...) {
   formula_method(match.call(), parent.frame(), nca.default, list(...), "nca")
 }
 
-# Starting map (d x D) for NCA on the (already scaled) inputs xs.
+# Starting map for NCA on the (already scaled) inputs xs (n x D): a list
+# with the map `A` (dim x D), its `label`, and for the core (core_nca_fit()):
+# `rows`, the rows of the identity when `A` is NULL, and `in_span`.  The
+# identity is never formed here: the core forms its rows in the coordinates
+# it solves in (at p >> n the span of the centred training points, where the
+# D x D identity is the r x r identity).
 # principal = TRUE: the columns of xs are principal components already
 # (exact KPCA coordinates: centred, uncorrelated, variance decreasing), so
-# the PCA start is the first `dim` axes, without an eigen-decomposition.
+# the PCA start is the first `dim` axes, i.e. rows of the identity, without
+# an eigen-decomposition.
 nca_init <- function(init, xs, dim, principal = FALSE) {
   D <- ncol(xs)
+  n <- nrow(xs)
   if (is.numeric(init) && is.matrix(init)) {
     if (nrow(init) != dim || ncol(init) != D) {
       stopf("`init` must be a %d x %d matrix (dim x number of input columns), not %d x %d.",
@@ -187,33 +227,52 @@ nca_init <- function(init, xs, dim, principal = FALSE) {
           dim, D)
   }
   if (init == "auto") init <- if (dim == D) "identity" else "pca"
-  A <- switch(init,
-    identity = diag(1, dim, D),
-    pca = if (principal) diag(1, dim, D) else pca_directions(xs, dim),
-    random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D)
-  )
-  list(A = A, label = init)
+  if (init == "identity" || (init == "pca" && principal)) {
+    return(list(A = NULL, rows = as.integer(dim), label = init))
+  }
+  if (init == "pca") return(list(A = pca_directions(xs, dim), label = "pca"))
+  # random: standard normal entries / sqrt(D).  With D >= n the core solves
+  # in the span of the centred points (at most n - 1 dimensions), where the
+  # start's restriction has independent N(0, 1/D) entries on any orthonormal
+  # basis: drawn there directly (dim x (n - 1)), not as a dim x D matrix.
+  if (D >= n) {
+    return(list(A = matrix(stats::rnorm(dim * (n - 1L)), dim, n - 1L) / sqrt(D),
+                label = "random", in_span = TRUE))
+  }
+  list(A = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D), label = "random")
 }
 
-# Leading `dim` principal directions (rows) of xs.
+# Leading `dim` principal directions (rows) of xs, the largest-magnitude
+# entry of each positive.  With fewer rows than columns, from the thin SVD of
+# the centred rows (no D x D matrix): only the directions in which the
+# points vary (at most n - 1), so the start may have fewer than `dim` rows;
+# the further directions lie outside the span of the centred points, where
+# the fit does not use them (see ?nca).
 pca_directions <- function(xs, dim) {
   xc <- sweep(xs, 2L, colMeans(xs), check.margin = FALSE)
-  e <- eigen(crossprod(xc), symmetric = TRUE)
-  v <- e$vectors[, seq_len(dim), drop = FALSE]
+  if (ncol(xs) < nrow(xs)) {
+    e <- eigen(crossprod(xc), symmetric = TRUE)
+    v <- e$vectors[, seq_len(dim), drop = FALSE]
+  } else {
+    s <- svd(xc, nu = 0L, nv = min(dim, nrow(xs) - 1L))
+    keep <- s$d[seq_len(ncol(s$v))] > 1e-5 * s$d[1]
+    keep[1] <- TRUE
+    v <- s$v[, keep, drop = FALSE]
+  }
   # Deterministic sign: largest-magnitude entry of each direction positive.
   s <- apply(v, 2L, function(col) sign(col[which.max(abs(col))]))
   t(sweep(v, 2L, s, "*"))
 }
 
 # nca(method = "auto") switches to mini-batches above this many rows (see
-# bench/README-scale.md for the measurements behind it).
+# bench/results/scale.md for the measurements behind it).
 nca_minibatch_min_n <- 5000L
 
 # Mini-batch NCA: batches drawn from R's random number generator as
 # consecutive chunks of random permutations of the rows (every row is used
 # once per pass over the data), then the core's Adam steps.
-nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
-                              learning_rate = 0.02) {
+nca_run_minibatch <- function(xs, y, start, opt, batch_size, ctx,
+                              learning_rate = 0.02, span = TRUE) {
   n <- nrow(xs)
   b <- min(batch_size, n)
   steps <- opt$max_iter
@@ -222,8 +281,9 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
   idx <- unlist(lapply(seq_len(passes), function(e) sample.int(n)[seq_len(per * b)]),
                 use.names = FALSE)
   batches <- matrix(idx[seq_len(steps * b)], nrow = b)
-  res <- core_nca_minibatch(xs, as.integer(y), A0, opt$lambda, batches,
-                            learning_rate, ctx)
+  res <- core_nca_minibatch(xs, as.integer(y), start$A, opt$lambda, batches,
+                            learning_rate, ctx, identity_rows = start$rows %||% 0L,
+                            in_span = isTRUE(start$in_span), span = span)
   res$iterations <- steps
   res$converged <- TRUE
   res$message <- sprintf("mini-batch NCA: %d Adam steps on batches of %d rows", steps, b)
@@ -234,8 +294,11 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
 }
 
 # One L-BFGS run of the NCA core on `feats` (inputs, or Gram rows for KNCA
-# with `K` the regulariser's Gram matrix) from `start` (a list with the map
-# `A` and its `label`).  A built-in start at which the objective is flat
+# with `K` the regulariser's Gram matrix) from `start` (nca_init(): the map
+# `A` or the identity's `rows`, `in_span`, and its `label`).  span: let the
+# core solve plain NCA in the span of the centred rows of `feats` when it
+# has fewer dimensions than their columns (FALSE: they are known to span
+# all of them).  A built-in start at which the objective is flat
 # (every neighbour probability 0 or 1, or all equal: inputs on a scale far
 # from 1 without `scale = TRUE`) is rescaled by a power of two in the core
 # (convergence$start_scale); a flat start given as a matrix is kept, with a
@@ -243,11 +306,12 @@ nca_run_minibatch <- function(xs, y, A0, opt, batch_size, ctx,
 # iteration cap was hit, or the line search failed away from an optimum (a
 # line search that ends at the optimum, where rounding hides any decrease,
 # counts as converged; see convergence$stop).
-nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL) {
+nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL, span = TRUE) {
   res <- core_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
                       opt$tol, opt$verbose,
                       rescale_start = !identical(start$label, "matrix"),
-                      ctx = ctx, score = score)
+                      ctx = ctx, score = score, identity_rows = start$rows %||% 0L,
+                      in_span = isTRUE(start$in_span), span = span)
   if (isTRUE(res$flat_start)) {
     warnf("%s() could not move from its start: the objective is flat there (%s), so the gradient vanishes; %s.",
           fun,
@@ -274,5 +338,5 @@ nca_convergence <- function(res) {
   list(iterations = res$iterations, objective = res$value, trace = res$trace,
        converged = res$converged, stop = res$stop,
        gradient_norm = res$gradient_norm, start_scale = res$start_scale,
-       message = res$message, isa = res$isa)
+       message = res$message, isa = res$isa, span_rank = res$span_rank)
 }

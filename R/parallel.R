@@ -21,7 +21,7 @@
 #   turns into how to resume.
 #
 # The RNG side (the caller's generator and its kind restored) is save_rng()
-# in R/choose.R.
+# in R/score.R.
 
 # The kmaha settings of this session that the workers need: every option
 # named `kmaha.*`, and the data path, instruction set and thread count when
@@ -115,7 +115,15 @@ plan_is_local <- function() inherits(future::plan("next"), "uniprocess")
 #' `kmaha_plan_error` that gives the cause, then says how many futures had
 #' finished, failed, were still running (not waited for; under
 #' \pkg{future.batchtools} with their scheduler job ids, to cancel them, and
-#' the registry folders they keep) or had not started. A worker that cannot
+#' the registry folders they keep) or had not started. A job that ended
+#' without a result (cancelled, killed, out of time or memory) is named
+#' with its scheduler id and the end of its log, and its batchtools
+#' registry (job script and log) is kept, moved to `<registry>-lost`, which
+#' the error names (class `kmaha_lost_job` too). A job template that
+#' batchtools cannot find is named with the places it looked in (class
+#' `kmaha_template_error` too), and a scheduler plan that cannot list your
+#' jobs because `USER` is unset stops before anything is submitted; both
+#' are `kmaha_plan_error`s as well. A worker that cannot
 #' load kmaha or another package it needs gives an error (class
 #' `kmaha_worker_error`) saying what to install where, whatever the
 #' backend's wording. [reproduce_paper()] adds which cells were affected and
@@ -415,6 +423,7 @@ run_futures <- function(chunks, make_call, packages = character(), label = "kmah
     }
   }
   if (!is.null(cause)) {
+    cause <- template_error(cause)
     # What else had finished by now (not waited for).
     for (i in which(state == "running")) {
       if (isTRUE(tryCatch(future::resolved(fs[[i]]), error = function(e) TRUE))) {
@@ -452,7 +461,8 @@ plan_error <- function(cause, chunks, state, labels, fs) {
   msg <- sprintf("%s\nThe work went to the plan (%s) as %d future%s: %s.%s",
                  conditionMessage(e), plan_name(), n, if (n == 1L) "" else "s",
                  paste(status, collapse = "; "), running_jobs_hint(fs[state == "running"]))
-  structure(class = unique(c(class(e)[class(e) %in% "kmaha_worker_error"],
+  structure(class = unique(c(class(e)[class(e) %in% c("kmaha_worker_error", "kmaha_template_error",
+                                                        "kmaha_lost_job")],
                              "kmaha_plan_error", "kmaha_error", "error", "condition")),
             list(message = msg, call = NULL, cause = cause, worker_message = conditionMessage(e),
                  failed = tasks("failed"), running = tasks("running"),
@@ -495,16 +505,93 @@ user_listed_plans <- c("batchtools_slurm", "batchtools_sge", "batchtools_torque"
 
 check_scheduler_user <- function() {
   if (inherits(future::plan("next"), user_listed_plans) && !nzchar(Sys.getenv("USER"))) {
-    stopf("The environment variable USER is not set, and the plan (%s) lists your jobs with the scheduler's command for $USER (Slurm: squeue --user=$USER): it would take every running job for a lost one. Set it before the jobs start, e.g. Sys.setenv(USER = Sys.info()[[\"user\"]]).",
-          plan_name())
+    stop(plan_setup_error(sprintf(
+      "The environment variable USER is not set, and the plan (%s) lists your jobs with the scheduler's command for $USER (Slurm: squeue --user=$USER): it would take every running job for a lost one. Set it before the jobs start, e.g. Sys.setenv(USER = Sys.info()[[\"user\"]]).",
+      plan_name())))
   }
+}
+
+# An error of the plan's set-up, found before any future was created: a
+# kmaha_plan_error like those of run_futures() (no future ran, none is
+# running).
+plan_setup_error <- function(msg, cause = NULL) {
+  structure(class = c("kmaha_plan_error", "kmaha_error", "error", "condition"),
+            list(message = msg, call = NULL, cause = cause, worker_message = msg,
+                 failed = integer(), running = integer(), not_started = integer(),
+                 finished = integer(), futures = NULL))
+}
+
+# A batchtools plan whose job template cannot be found fails with
+# batchtools' or future.batchtools' own words ("'nzchar(template)' is not
+# TRUE", "Failed to locate a batchtools template file", "must point to a
+# readable template file"): the error that names
+# the template and the places batchtools looked in (its documented search
+# order, ?batchtools::makeClusterFunctionsSlurm).  Any other error is
+# returned as it is.
+template_error <- function(e) {
+  plan <- future::plan("next")
+  if (!inherits(plan, "batchtools")) return(e)
+  msg <- conditionMessage(e)
+  said <- c("nzchar(template)", "must point to a readable template file",
+            "Failed to locate a batchtools template file")
+  if (!any(vapply(said, grepl, NA, x = msg, fixed = TRUE)) &&
+      !grepl("\\.tmpl.*(does not exist|not readable)|(does not exist|not readable).*\\.tmpl", msg)) {
+    return(e)
+  }
+  template <- plan_template(plan)
+  if (!is.null(template) && !is.character(template)) return(e)
+  type <- sub("^batchtools_", "", plan_name())
+  places <- template_places(template %||% type)
+  errorCondition(
+    sprintf("The plan (%s) found no job template %s. %s Give the template's path, e.g. future::plan(future.batchtools::batchtools_slurm, template = system.file(\"templates\", \"slurm.tmpl\", package = \"kmaha\"), resources = ...) for kmaha's Slurm template (vignette(\"scaling\", package = \"kmaha\")). (batchtools said: %s)",
+            plan_name(),
+            if (is.null(template)) sprintf("(none was given, so batchtools looked for one named \"%s\")", type) else
+              sprintf("\"%s\"", template),
+            places, trimws(msg)),
+    class = c("kmaha_template_error", "kmaha_error"), call = NULL)
+}
+
+# The `template` argument of a batchtools plan (NULL when not given).
+plan_template <- function(plan) {
+  tw <- attr(plan, "tweaks")
+  if (!is.null(tw) && "template" %in% names(tw)) return(tw$template)
+  f <- formals(plan)
+  if ("template" %in% names(f)) {
+    v <- tryCatch(eval(f$template, baseenv()), error = function(e) NULL)
+    if (is.character(v) || is.null(v)) return(v)
+  }
+  NULL
+}
+
+# Where batchtools looks for a template `name`: a file when it ends in
+# ".tmpl", else its search order.
+template_places <- function(name) {
+  if (grepl("\\.tmpl$", name)) {
+    path <- if (grepl("^(/|~)", name)) path.expand(name) else file.path(getwd(), name)
+    return(sprintf("It is read as a file, and %s does not exist or cannot be read.", path))
+  }
+  home <- path.expand("~")
+  env <- Sys.getenv("R_BATCHTOOLS_SEARCH_PATH")
+  config <- Sys.getenv("XDG_CONFIG_HOME", file.path(home, ".config"))
+  places <- c(
+    if (nzchar(env)) file.path(env, sprintf("batchtools.%s.tmpl", name)),
+    file.path(getwd(), sprintf("batchtools.%s.tmpl", name)),
+    file.path(config, "batchtools", sprintf("%s.tmpl", name)),
+    file.path(home, sprintf(".batchtools.%s.tmpl", name)),
+    file.path("/etc/xdg/batchtools", sprintf("%s.tmpl", name)),
+    sprintf("%s (batchtools' own templates)",
+            file.path(system.file(package = "batchtools"), "templates", sprintf("%s.tmpl", name))))
+  sprintf("batchtools looked for it in: %s.", paste(places, collapse = ", "))
 }
 
 # For a future.batchtools future whose job has ended without a result (the
 # job was cancelled, killed, ran out of time or memory, or its node failed;
 # or R could not start the job's work), the error that says so, with the
 # scheduler's job id and state and the end of the job's log; NULL for any
-# other future.
+# other future.  The job's registry (its script, its log) is kept for the
+# user, moved aside to "<registry>-lost" so that future.batchtools no
+# longer finds it (it would wait about a minute for a log when it
+# finalizes the future), and the error says where it is.
 lost_job_error <- function(f) {
   if (!inherits(f, "BatchtoolsFuture") || !requireNamespace("batchtools", quietly = TRUE)) {
     return(NULL)
@@ -517,32 +604,57 @@ lost_job_error <- function(f) {
   if (!expired) return(NULL)
   jt <- tryCatch(batchtools::getJobTable(id, reg = reg), error = function(e) NULL)
   batch_id <- if (!is.null(jt$batch.id)) as.character(jt$batch.id[1]) else NA_character_
-  log <- if (!is.null(jt$log.file) && !is.na(jt$log.file[1])) {
-    file.path(reg$file.dir, "logs", jt$log.file[1])
-  } else {
-    NA_character_
-  }
   said <- scheduler_job_state(batch_id)
-  # The job's registry goes (future.batchtools would otherwise wait for a
-  # log when it finalizes the future); the log, if any, is kept in the
-  # session's temporary directory.
+  dir <- reg$file.dir
+  log <- job_log_file(jt, dir)
+  kept <- NA_character_
+  if (!is.null(dir) && dir.exists(dir)) {
+    kept <- paste0(dir, "-lost")
+    if (dir.exists(kept)) kept <- tempfile(paste0(basename(dir), "-lost-"), tmpdir = dirname(dir))
+    if (!file.rename(dir, kept)) {
+      # (another file system: the log alone is copied, the registry goes)
+      kept <- tempfile(paste0(basename(dir), "-lost-"))
+      dir.create(kept)
+      if (!is.na(log) && file.exists(log)) file.copy(log, kept)
+      unlink(dir, recursive = TRUE)
+    }
+    if (!is.na(log)) log <- file.path(kept, substring(log, nchar(dir) + 2L))
+    if (!is.na(log) && !file.exists(log)) log <- file.path(kept, basename(log))
+  }
   tail <- if (!is.na(log) && file.exists(log)) {
-    copy <- tempfile(sprintf("%s-", f$label %||% "kmaha-job"), fileext = ".log")
-    if (!file.copy(log, copy)) copy <- log
     lines <- readLines(log, warn = FALSE)
     lines <- utils::tail(lines[nzchar(trimws(lines))], 8L)
-    if (length(lines)) sprintf(" The end of its log (%s):\n%s", copy, paste(lines, collapse = "\n")) else
-      " Its log is empty."
+    if (length(lines)) sprintf(" The end of its log (%s):\n%s", log, paste(lines, collapse = "\n")) else
+      sprintf(" Its log (%s) is empty.", log)
   } else {
-    " It wrote no log (it never started, or was stopped before R began)."
+    sprintf(" It wrote no log%s (it never started, or was stopped before R began).",
+            if (!is.na(log)) sprintf(" (looked for %s)", log) else "")
   }
-  if (!is.null(reg$file.dir) && dir.exists(reg$file.dir)) unlink(reg$file.dir, recursive = TRUE)
+  where <- if (!is.na(kept)) {
+    sprintf("\nIts batchtools registry (job script and log) is kept in %s; delete it when you have read it.", kept)
+  } else ""
   errorCondition(
-    sprintf("The job of the future '%s' (%s%s) ended without a result: it was cancelled, killed, ran out of time or memory, its node failed, or R could not run it.%s",
+    sprintf("The job of the future '%s' (%s%s) ended without a result: it was cancelled, killed, ran out of time or memory, its node failed, or R could not run it.%s%s",
             f$label %||% "?",
             if (is.na(batch_id)) "scheduler job id unknown" else sprintf("scheduler job %s", batch_id),
-            if (!is.na(said)) sprintf(", state %s", said) else "", tail),
-    class = c("kmaha_lost_job", "kmaha_error"), call = NULL)
+            if (!is.na(said)) sprintf(", state %s", said) else "", tail, where),
+    class = c("kmaha_lost_job", "kmaha_error"), call = NULL, registry = kept)
+}
+
+# The log file of a batchtools job (a row of getJobTable()) in the
+# registry folder `dir`: batchtools records its name only once the job has
+# run, and otherwise writes it as "logs/<job.hash>.log" (the file the
+# job's script sends its output to).
+job_log_file <- function(jt, dir) {
+  if (is.null(jt) || is.null(dir) || !nrow(jt)) return(NA_character_)
+  name <- if (!is.null(jt$log.file) && !is.na(jt$log.file[1])) {
+    jt$log.file[1]
+  } else if (!is.null(jt$job.hash) && !is.na(jt$job.hash[1])) {
+    sprintf("%s.log", jt$job.hash[1])
+  } else {
+    return(NA_character_)
+  }
+  file.path(dir, "logs", name)
 }
 
 # The state Slurm reports for job `id` (while it still lists the job), or

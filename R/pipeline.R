@@ -139,20 +139,24 @@ feature_dim <- function(state, D) {
 #
 # A fold is *fit, then score*: with `heldout` (the fold's held-out rows,
 # scaled as xs) the feature map's call projects them and the learner's call
-# votes them among the k nearest training points in the learned metric
-# (`heldout` in the result: the classes as codes of the levels of y), so a
+# votes them among the k nearest training points in the learned metric, for
+# every k of `k` from one neighbour search (`heldout` in the result: the
+# classes as codes of the levels of y, one column per k), so a
 # fold of a built-in learner crosses into the core twice.  Other learners,
 # and feature maps the core does not project in the fit (kernel rows), vote
 # through pipeline_apply(), the entry predict() uses.
 #
 # Regression (y numeric, the MLKR learner or the Euclidean candidate): the
 # held-out rows get the k-NN regression predictions in the learned metric
-# with neighbour weights `weights` ("distance", "uniform", "kernel").
+# with neighbour weights `weights` ("distance", "uniform", "kernel"), a
+# numeric matrix with one column per k.
 fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
                          warn = TRUE, label_errors = FALSE, standardized = FALSE,
-                         heldout = NULL, k = 1L, weights = "distance") {
+                         heldout = NULL, k = 1L, fm = NULL, weights = "distance") {
   regression <- is.numeric(y)
-  fm <- fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
+  # `fm`: the feature map already fitted on xs (with `heldout` projected),
+  # shared by the learners a fold scores
+  fm <- fm %||% fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
   targets <- if (fspec$type == "kernel_rows") {
     find_targets(spec, fm$reg, y, ctx, gram = TRUE)
   } else if (neighbors == "input" && fspec$type != "identity") {
@@ -161,7 +165,7 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
     find_targets(spec, fm$coords, y, ctx, learner_coords = TRUE)
   }
   check_map_dim(spec, ncol(fm$coords), fm$describe)
-  k <- as.integer(min(k, nrow(xs)))
+  k <- as.integer(pmin(k, nrow(xs)))
   score <- if (!is.null(heldout) && !is.null(fm$new_coords)) {
     if (regression) list(x = fm$new_coords, k = k, weights = weights)
     else list(x = fm$new_coords, k = k, classes = nlevels(y))
@@ -182,14 +186,17 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
               targets = fit$targets %||% targets, convergence = fit$convergence,
               details = fit$details, describe = fm$describe, degenerate = fm$degenerate)
   if (!is.null(heldout)) {
+    # one column per k
     out$heldout <- fit$score %||% if (regression) {
-      pipeline_apply(list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y,
-                          weights = weights), heldout, "value", k, ctx)
+      vapply(k, function(kk) pipeline_apply(
+        list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y, weights = weights),
+        heldout, "value", kk, ctx), numeric(nrow(heldout)))
     } else {
-      as.integer(pipeline_apply(
+      vapply(k, function(kk) as.integer(pipeline_apply(
         list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y),
-        heldout, "class", k, ctx))
+        heldout, "class", kk, ctx)), integer(nrow(heldout)))
     }
+    dim(out$heldout) <- c(nrow(heldout), length(k))
   }
   out
 }
@@ -250,7 +257,8 @@ new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
       model$loo_rmse <- sqrt(mean(res^2))
       model$loo_r2 <- 1 - sum(res^2) / sum((y - mean(y))^2)
     }
-  } else if (nrow(emb) > k) {
+  } else if (!is.null(y) && nrow(emb) > k) {
+    # (a pair or chunklet learner fitted without class labels only transforms)
     model$train_accuracy <- mean(pipeline_apply(model, NULL, "class", k, ctx) == model$y)
   }
   # The learner's own diagnostics (eigenvalues, impostor counts, ...).

@@ -54,7 +54,8 @@
 #'   `list(rank = 50)` or `list(kernels = paper_kernels()[5:15])`.
 #' @param seed A number: the random state of the fit (cross-validation
 #'   folds, Nystrom landmarks, ...), so that preparing the recipe twice gives
-#'   the same embedding. The session's random state is left as it was.
+#'   the same embedding (under any [RNGkind()]). The session's random state
+#'   and kind are left as they were.
 #' @param prefix The prefix of the new column names.
 #' @param keep_original_cols Keep the embedded predictors beside the new
 #'   columns?
@@ -152,16 +153,13 @@ step_kmaha_args <- function(x) {
   c(args[!vapply(args, is.null, NA)], x$options)
 }
 
-# Evaluate `expr` from the random state set by `seed`, then restore the
-# session's random state (or its absence).
+# Evaluate `expr` from the random state set by `seed` (the same generator
+# under any RNGkind(), set_kmaha_seed()), then restore the session's random
+# state and kind (or their absence).
 with_kmaha_seed <- function(seed, expr) {
-  env <- globalenv()
-  had <- exists(".Random.seed", envir = env, inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = env) else
-            if (exists(".Random.seed", envir = env, inherits = FALSE))
-              rm(".Random.seed", envir = env))
-  set.seed(seed)
+  restore <- save_rng()
+  on.exit(restore(), add = TRUE)
+  set_kmaha_seed(seed)
   expr
 }
 

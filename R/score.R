@@ -31,7 +31,13 @@
 #' scores): every base kernel of `kernels` with the KPCA trick, Euclidean
 #' k-NN on the scaled inputs (no learned metric), the linear learner (no
 #' kernel) and the unweighted sum of `kernels`. `candidates = "kernels"`
-#' (what `kernel = "cv"` scores): the base kernels only.
+#' (what `kernel = "cv"` scores): the base kernels only. Every candidate
+#' but Euclidean k-NN is scored with each learner: NCA, LMNN and DNE with
+#' `learner = "auto"` (one feature map per candidate and fold, shared by
+#' the learners), else the one named. Each fold votes its held-out rows for
+#' every k considered (1, 3, 5, 7, 9 with `k = NULL`, else `k`) from one
+#' neighbour search, and each pipeline is scored at the k with its best mean
+#' accuracy (the smallest on ties).
 #'
 #' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
 #' fold. `strategy = "fast"` (the default) first *screens* the base kernels
@@ -47,7 +53,7 @@
 #' numerically degenerate, or so narrow that nearest neighbours are almost
 #' orthogonal in feature space. All of it is one call of the compiled code,
 #' from one product of the inputs, for built-in kernels. On the development
-#' data (`bench/screen-study.R`) the pipelines chosen this way were as
+#' data (`bench/studies/screen-study.R`) the pipelines chosen this way were as
 #' accurate as those of the exhaustive scoring. Screened-out kernels keep
 #' their screen score in `curve$screen` and have no learner score (`mean` is
 #' `NA`, `dropped` is `TRUE`). Kernels evaluated in R (see
@@ -89,14 +95,18 @@
 #'   screen passes to the learner; `NULL` for the default of the candidate
 #'   set (1 for `"auto"`, 3 for `"kernels"`).
 #' @return An object of class `kmaha_scores`: a list with `curve` (a data
-#'   frame, one row per candidate: `candidate`, `kind`, `label`, `sigma`,
-#'   `mean` and `sd` of the fold accuracies, `n_ok` (folds scored),
+#'   frame, one row per pipeline, i.e. candidate and learner: `candidate`
+#'   (its index among the candidates), `kind`, `label`, `learner`, `sigma`,
+#'   `k` (the row's best k), `mean` and `sd` of the fold accuracies at that
+#'   k, `n_ok` (folds scored),
 #'   `dropped` (not scored by the learner), `degenerate` (numerically
 #'   degenerate kernel on some fold), `screen` (the screen's held-out
-#'   accuracy, base kernels only)), `accuracy` (candidate x fold), `correct`
-#'   (training row x candidate: held-out correctness, `NA` where not scored),
+#'   accuracy, base kernels only)), `accuracy` (row x fold, at each row's
+#'   k), `correct` (training row x row: held-out correctness, `NA` where not
+#'   scored), `accuracy_k` and `correct_k` (the same at every k considered,
+#'   k the last dimension), `k` (the k considered), `learners`,
 #'   `folds` (the fold of each row), `seconds`, `errors`, `warnings`,
-#'   `n_fits`, `strategy`, `k`, `learner` (its label), `candidates` and
+#'   `n_fits`, `strategy`, `learner` (in words), `candidates` and
 #'   `kernels` (what was scored), `settings` (the arguments that determine
 #'   the scores) and `large`. `print()`, `summary()`, `plot()`,
 #'   [tidy()][tidy.kmaha_cv] and [autoplot()][autoplot.kmaha_model] show it.
@@ -122,8 +132,8 @@ score_candidates.formula <- function(formula, data = NULL, subset, na.action, ..
 
 #' @rdname score_candidates
 #' @export
-score_candidates.default <- function(x, y, learner = "nca", candidates = c("auto", "kernels"),
-                                     kernels = paper_kernels(), folds = 5, k = 1,
+score_candidates.default <- function(x, y, learner = "auto", candidates = c("auto", "kernels"),
+                                     kernels = paper_kernels(), folds = 5, k = NULL,
                                      learner_args = list(),
                                      neighbors = c("feature", "input"), scale = TRUE,
                                      rank = NULL, tol = 1e-8, seed = NULL,
@@ -140,7 +150,7 @@ score_candidates.default <- function(x, y, learner = "nca", candidates = c("auto
   if (!is.null(shortlist)) shortlist <- check_count(shortlist, "shortlist")
   prep <- fit_scaling(a$x, a$scale)
   xs <- apply_scaling(a$x, prep)
-  score_fit(xs, a$y, a$spec, candidates, a$kernels, folds, a$k, a$neighbors,
+  score_fit(xs, a$y, a$specs, candidates, a$kernels, folds, a$k, a$neighbors,
             choice_base(a, xs, prep), a$seed, strategy, shortlist, a$ctx,
             arg_folds = "folds", settings = choice_settings(a, strategy),
             fingerprint = data_fingerprint(a$x, a$y))
@@ -153,13 +163,15 @@ score_candidates.default <- function(x, y, learner = "nca", candidates = c("auto
 # and `fingerprint` are stored for kmaha(kernel = <scores>) to check.
 score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, seed,
                       strategy, shortlist, ctx, arg_folds = "cv_folds",
-                      settings = list(), fingerprint = NULL) {
-  cands <- candidate_set(type, kernels)
+                      settings = list(), fingerprint = NULL, cand = NULL) {
+  # `spec`: one learner's spec or a list of them (learner = "auto")
+  specs <- if (!is.null(spec$name)) list(spec) else spec
+  cands <- candidate_set(type, kernels, cand)
   shortlist <- shortlist %||% default_shortlist(type)
   if (!is.null(seed)) {
     restore <- save_rng()
     on.exit(restore(), add = TRUE)
-    set.seed(seed)
+    set_kmaha_seed(seed)
   }
   large <- base$large
   rows <- NULL
@@ -175,8 +187,9 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
                                          kpca_method = "full"))
   }
   fold_id <- make_folds(y, folds, arg_folds)
-  run <- score_run(xs, y, spec, cands, fold_id, k, strategy, shortlist, base, neighbors, ctx)
-  sc <- new_scores(run, cands, fold_id, strategy, k, spec$label)
+  ks <- score_ks(k, y, fold_id)
+  run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
+  sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
   sc$settings <- settings
   sc$fingerprint <- fingerprint
   sc$type <- type
@@ -189,10 +202,23 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
 # set (and per selection rule, see select_candidate()).
 default_shortlist <- function(type) if (type %in% c("auto")) 1L else 3L
 
+# The numbers of neighbours the folds vote with: the user's k, or with k
+# unset (NULL) the odd numbers of k_grid that every fold's training part can
+# give (the neighbours are sorted once, so each further k costs one vote).
+score_ks <- function(k, y, fold_id) {
+  if (!is.null(k)) return(as.integer(k))
+  n_train <- length(y) - max(tabulate(fold_id))
+  ks <- k_grid[k_grid <= n_train - 1L]
+  if (!length(ks)) 1L else ks
+}
+
+# The k that kernel choice considers when the user leaves `k` unset.
+k_grid <- c(1L, 3L, 5L, 7L, 9L)
+
 # The candidate-by-fold fits.  Returns the task results (candidate x fold;
 # NULL where not run), the tasks, the screen (or NULL), which candidates
 # were screened out, and the shortlist.
-score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
+score_run <- function(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base,
                       neighbors, ctx) {
   v <- max(fold_id)
   nc <- length(cands)
@@ -215,7 +241,7 @@ score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
   if (fast) {
     screen <- screen_candidates(xs[srows, , drop = FALSE], droplevels(y[srows]),
                                 cands[is_kernel], as.integer(factor(fold_id[srows])),
-                                k, base$tol, ctx)
+                                ks[1], base$tol, ctx)
     keep <- which(is_kernel)[screen_order(screen)[seq_len(shortlist)]]
     learn[is_kernel] <- FALSE
     learn[keep] <- TRUE
@@ -225,13 +251,13 @@ score_run <- function(xs, y, spec, cands, fold_id, k, strategy, shortlist, base,
   # Every fit runs on one thread: the fits are many and small, and parallel
   # work across fits goes through the plan's workers.
   job <- list(tasks = tasks, fold_id = fold_id, x = xs, y = y, cands = cands,
-              spec = spec, neighbors = neighbors, base = base, k = k,
+              specs = specs, neighbors = neighbors, base = base, ks = ks,
               ctx = single_thread(ctx), settings = worker_settings())
   # Workers elsewhere get the user's functions with their helpers (see
   # ship_closures()) and attach the packages those use.
   if (!plan_is_local()) {
-    shipped <- ship_closures(job[c("spec", "cands", "base")])
-    job[c("spec", "cands", "base")] <- shipped
+    shipped <- ship_closures(job[c("specs", "cands", "base")])
+    job[c("specs", "cands", "base")] <- shipped
     job$packages <- attr(shipped, "packages")
   }
   res <- vector("list", n_tasks)
@@ -300,7 +326,7 @@ kernel_grid <- function(kernels) {
 # At most `m` rows for the screen, drawn at random within each fold and
 # class in proportion (all rows when there are not more): the screen only
 # ranks bandwidths, which a sample of this size ranks as the whole does, and
-# its cost grows with the cube of the rows (bench/default-dev.R).
+# its cost grows with the cube of the rows (bench/studies/default-dev.R).
 screen_rows <- function(y, fold_id, m) {
   n <- length(y)
   if (n <= m) return(seq_len(n))
@@ -318,7 +344,7 @@ screen_max_rows <- 150L
 # the development data DNE on 32 components screened as well as k-NN on the
 # 8 leading ones (kernel = "auto"'s test accuracy 0.8547 / 0.8416 against
 # 0.8543 / 0.8423 for NCA / DNE), and unlike it picks the bandwidths that
-# separate two thin concentric rings (bench/screen-study.R).
+# separate two thin concentric rings (bench/studies/screen-study.R).
 screen_components <- 32L
 
 # Base kernels in the order the screen ranks them: those it scored, most
@@ -403,69 +429,105 @@ fold_gram <- function(cand, id, job) {
 gram_share_max_rows <- 4000L
 
 # The results of a chunk in a few vectors, so the answer a worker sends is
-# small (the held-out correctness as bytes, not a list per task).
+# small (the held-out correctness as bytes, not a list per task).  A task
+# has one result per learner it fitted (its slots, see score_task()).
 score_pack <- function(res) {
-  correct <- lapply(res, `[[`, "correct")
-  list(acc = vapply(res, `[[`, 0, "acc"), seconds = vapply(res, `[[`, 0, "seconds"),
-       error = vapply(res, `[[`, "", "error"), warnings = lapply(res, `[[`, "warnings"),
+  slots <- unlist(lapply(res, `[[`, "slots"), recursive = FALSE)
+  correct <- lapply(slots, `[[`, "correct")
+  list(n_slots = lengths(lapply(res, `[[`, "slots")),
+       seconds = vapply(res, `[[`, 0, "seconds"),
        degenerate = vapply(res, `[[`, NA, "degenerate"),
-       n_correct = vapply(correct, function(cc) if (is.null(cc)) -1L else length(cc), 0L),
+       error = vapply(slots, `[[`, "", "error"), warnings = lapply(slots, `[[`, "warnings"),
+       dim_correct = lapply(correct, dim),
        correct = as.raw(unlist(correct, use.names = FALSE) %||% logical()))
 }
 
 # score_pack() undone: one list per task, as score_task() returned them.
 score_unpack <- function(p) {
-  ends <- cumsum(pmax(p$n_correct, 0L))
-  lapply(seq_along(p$acc), function(i) {
-    nc <- p$n_correct[i]
-    list(acc = p$acc[i],
-         correct = if (nc >= 0L) as.logical(p$correct[seq_len(nc) + ends[i] - nc]),
-         error = p$error[i], warnings = p$warnings[[i]], seconds = p$seconds[i],
+  n <- vapply(p$dim_correct, function(d) if (is.null(d)) 0L else as.integer(prod(d)), 0L)
+  ends <- cumsum(n)
+  slot <- lapply(seq_along(p$error), function(j) {
+    d <- p$dim_correct[[j]]
+    list(correct = if (!is.null(d)) matrix(as.logical(p$correct[seq_len(n[j]) + ends[j] - n[j]]),
+                                           d[1], d[2]),
+         error = p$error[j], warnings = p$warnings[[j]])
+  })
+  first <- cumsum(p$n_slots) - p$n_slots
+  lapply(seq_along(p$n_slots), function(i) {
+    list(slots = slot[first[i] + seq_len(p$n_slots[i])], seconds = p$seconds[i],
          degenerate = p$degenerate[i])
   })
 }
 
 # One candidate-by-fold task, fit then score (see fit_pipeline()): the
 # candidate's feature map fitted on the fold's training part with the
-# held-out rows projected (one call of the core), then the learner fitted
-# with the held-out rows voted in its metric (one more), giving the k-NN
-# correctness of every held-out row.  Errors of the fit are the task's
-# result (a failed fit scores NA); an interrupt or a time limit
-# (setTimeLimit()) stops the whole scoring.
+# held-out rows projected (one call of the core), then each learner fitted
+# on those coordinates with the held-out rows voted in its metric (one call
+# each), for every k of job$ks.  Returns the task's `slots`, one per learner
+# (Euclidean k-NN: one), each the held-out correctness (rows x k; NULL where
+# the fit failed), the error and the warnings of its fit; a failed feature
+# map fails every slot.  An interrupt or a time limit (setTimeLimit())
+# stops the whole scoring.
 score_task <- function(t, job, progress) {
   t0 <- proc.time()[["elapsed"]]
   tr <- job$fold_id != job$tasks$fold[t]
   cand <- job$cands[[job$tasks$cand[t]]]
-  warns <- character()
-  out <- tryCatch(withCallingHandlers({
-    ytr <- droplevels(job$y[tr])
-    xtr <- job$x[tr, , drop = FALSE]
+  specs <- if (cand$kind == "euclidean") list(euclidean_spec()) else job$specs
+  slots <- lapply(specs, function(sp) list(correct = NULL, error = NA_character_,
+                                           warnings = character()))
+  slot <- 0L
+  fail <- function(e) {
+    if (is_stop_condition(e)) stop(e)
+    conditionMessage(e)
+  }
+  collect <- function(w) {
+    i <- max(slot, 1L)
+    slots[[i]]$warnings <<- c(slots[[i]]$warnings, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  }
+  degenerate <- FALSE
+  ytr <- droplevels(job$y[tr])
+  truth <- as.character(job$y[!tr])
+  fm <- tryCatch(withCallingHandlers({
+    pre <- isTRUE(job$base$precomputed)
+    # a precomputed Gram matrix: the fold's block, and the held-out rows'
+    # kernel values against the fold's training rows
+    xtr <- if (pre) job$x[tr, tr, drop = FALSE] else job$x[tr, , drop = FALSE]
+    xte <- if (pre) job$x[!tr, tr, drop = FALSE] else job$x[!tr, , drop = FALSE]
     f <- candidate_feature(cand, xtr, ytr, job$base, job$ctx)
     K <- fold_gram(cand, job$tasks$cand[t], job)
     if (!is.null(K)) f$fspec$gram <- list(K = K, rows = which(tr), new_rows = which(!tr))
-    spec <- scoring_spec(candidate_spec(job$spec, cand, chosen = TRUE, p = ncol(job$x)))
     # Numerically degenerate kernels (e.g. the grid's smallest sigmas) are
     # expected here: no warning per fold; the fit is flagged, and the choice
     # leaves the candidate out (its nearest neighbours are decided by ties,
     # so its score says nothing about the kernel).
-    p <- fit_pipeline(xtr, ytr, f$fspec, spec, job$ctx, neighbors = job$neighbors,
-                      warn = FALSE, heldout = job$x[!tr, , drop = FALSE], k = job$k)
-    # As labels: a class missing from the fold's training part (a class of
-    # one or a few members) is simply never predicted.
-    correct <- levels(ytr)[p$heldout] == as.character(job$y[!tr])
-    list(acc = mean(correct), correct = correct, error = NA_character_,
-         degenerate = !is.null(p$degenerate))
-  }, warning = function(w) {
-    warns <<- c(warns, conditionMessage(w))
-    invokeRestart("muffleWarning")
-  }), error = function(e) {
-    if (is_stop_condition(e)) stop(e)
-    list(acc = NA_real_, correct = NULL, error = conditionMessage(e), degenerate = FALSE)
-  })
-  out$warnings <- warns
-  out$seconds <- proc.time()[["elapsed"]] - t0
+    list(f = f, xtr = xtr, xte = xte,
+         map = fit_feature_map(f$fspec, xtr, job$ctx, FALSE, FALSE, newdata = xte))
+  }, warning = collect), error = fail)
+  if (is.character(fm)) {
+    for (i in seq_along(slots)) slots[[i]]$error <- fm
+  } else {
+    degenerate <- !is.null(fm$map$degenerate)
+    for (i in seq_along(specs)) {
+      slot <- i
+      spec <- scoring_spec(candidate_spec(specs[[i]], cand, chosen = !isTRUE(cand$fixed),
+                                          p = ncol(job$x)))
+      p <- tryCatch(withCallingHandlers(
+        fit_pipeline(fm$xtr, ytr, fm$f$fspec, spec, job$ctx, neighbors = job$neighbors,
+                     warn = FALSE, heldout = fm$xte, k = job$ks, fm = fm$map),
+        warning = collect), error = fail)
+      if (is.character(p)) {
+        slots[[i]]$error <- p
+        next
+      }
+      # As labels: a class missing from the fold's training part (a class of
+      # one or a few members) is simply never predicted.
+      cl <- matrix(levels(ytr)[p$heldout], nrow(p$heldout))
+      slots[[i]]$correct <- cl == truth
+    }
+  }
   progress()
-  out
+  list(slots = slots, degenerate = degenerate, seconds = proc.time()[["elapsed"]] - t0)
 }
 
 # TRUE for an error that must stop the whole computation rather than fail
@@ -480,76 +542,138 @@ is_stop_condition <- function(e) {
     inherits(e, "TimeoutException")
 }
 
-# The kmaha_scores object from the task results of score_run(): per
-# candidate the fold accuracies, their mean and sd, the pooled held-out
-# correctness, the screen's score, the errors and warnings.
-new_scores <- function(run, cands, fold_id, strategy, k, label) {
+# The kmaha_scores object from the task results of score_run().  Its rows
+# are the pipelines scored: each candidate with each learner of `specs`
+# (Euclidean k-NN, which learns nothing, once), in the order of the
+# candidates; with one learner, one row per candidate.  Per row: the fold
+# accuracies at every k of `ks` (accuracy_k, rows x folds x k), the k with
+# the highest mean (the smallest on ties), and at that k the fold
+# accuracies, their mean and sd, the pooled held-out correctness; the
+# screen's score, the errors and warnings.
+new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
   res <- run$res
   tasks <- run$tasks
   nc <- length(cands)
   v <- max(fold_id)
+  nk <- length(ks)
+  n <- length(fold_id)
+  multi <- length(specs) > 1L
+  kinds <- vapply(cands, `[[`, "", "kind")
+  # the rows: candidate and learner slot
+  per <- ifelse(kinds == "euclidean", 1L, length(specs))
+  rows <- data.frame(cand = rep(seq_len(nc), per),
+                     slot = unlist(lapply(per, seq_len)), stringsAsFactors = FALSE)
+  rows$learner <- ifelse(kinds[rows$cand] == "euclidean", "euclidean",
+                         vapply(specs, `[[`, "", "name")[rows$slot])
+  nr <- nrow(rows)
+  row_of <- function(j, slot) which(rows$cand == j & rows$slot == slot)
   ran <- !vapply(res, is.null, NA)
-  field <- function(name, empty) lapply(res, function(r) if (is.null(r)) empty else r[[name]])
-  acc <- matrix(unlist(field("acc", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
-                dimnames = list(NULL, paste0("fold", seq_len(v))))
-  secs <- matrix(unlist(field("seconds", NA_real_)), nrow = nc, ncol = v, byrow = TRUE,
-                 dimnames = dimnames(acc))
-  # Held-out correctness of every training row under every candidate (NA
-  # where the candidate was not fitted on the row's fold or the fit failed).
-  correct <- matrix(NA, length(fold_id), nc)
+  acc_k <- array(NA_real_, c(nr, v, nk),
+                 dimnames = list(NULL, paste0("fold", seq_len(v)), paste0("k", ks)))
+  correct_k <- array(NA, c(n, nr, nk))
+  secs <- matrix(NA_real_, nc, v, dimnames = list(NULL, paste0("fold", seq_len(v))))
+  err_rows <- list()
+  warn_rows <- list()
   for (t in which(ran)) {
-    cc <- res[[t]]$correct
-    if (!is.null(cc)) correct[fold_id == tasks$fold[t], tasks$cand[t]] <- cc
+    j <- tasks$cand[t]
+    f <- tasks$fold[t]
+    te <- fold_id == f
+    secs[j, f] <- res[[t]]$seconds
+    for (sl in seq_along(res[[t]]$slots)) {
+      r <- row_of(j, sl)
+      o <- res[[t]]$slots[[sl]]
+      if (!is.null(o$correct)) {
+        correct_k[te, r, ] <- o$correct
+        acc_k[r, f, ] <- colMeans(o$correct)
+      }
+      if (!is.na(o$error)) err_rows[[length(err_rows) + 1L]] <- data.frame(
+        candidate = r, fold = f, message = o$error, stringsAsFactors = FALSE)
+      if (length(o$warnings)) warn_rows[[length(warn_rows) + 1L]] <- data.frame(
+        candidate = r, fold = f, message = o$warnings, stringsAsFactors = FALSE)
+    }
   }
-  errs <- unlist(field("error", NA_character_))
-  err_tab <- data.frame(candidate = tasks$cand[!is.na(errs)],
-                        fold = tasks$fold[!is.na(errs)],
-                        message = errs[!is.na(errs)], stringsAsFactors = FALSE)
-  warns <- field("warnings", character())
-  n_warn <- lengths(warns)
-  warn_tab <- data.frame(candidate = rep(tasks$cand, n_warn),
-                         fold = rep(tasks$fold, n_warn),
-                         message = unlist(warns, use.names = FALSE) %||% character(),
-                         stringsAsFactors = FALSE)
+  empty <- data.frame(candidate = integer(), fold = integer(), message = character(),
+                      stringsAsFactors = FALSE)
+  err_tab <- if (length(err_rows)) do.call(rbind, err_rows) else empty
+  warn_tab <- if (length(warn_rows)) do.call(rbind, warn_rows) else empty
+  at <- scores_at_best_k(acc_k, correct_k)
+  acc <- at$accuracy
+  correct <- at$correct
+  kbest <- at$k_index
   # Candidates whose kernel was numerically degenerate on some fold's
   # training part (the core's verdict, kmaha/degeneracy.hpp): scored, but
   # left out of the choice.  The screen's verdicts count too.
-  deg <- unlist(field("degenerate", FALSE))
-  degenerate <- vapply(seq_len(nc), function(j) any(deg[ran & tasks$cand == j] %in% TRUE), NA)
+  deg <- vapply(res, function(r) isTRUE(r$degenerate), NA)
+  degenerate <- vapply(seq_len(nc), function(j) any(deg[ran & tasks$cand == j]), NA)
   screen <- rep(NA_real_, nc)
   if (!is.null(run$screen)) {
     sk <- which(run$screened)
     screen[sk] <- run$screen$accuracy
     degenerate[sk] <- degenerate[sk] | rowSums(run$screen$degenerate) > 0L
   }
+  n_ok <- at$n_ok
+  mu <- at$mean
+  sdv <- at$sd
+  n_fits <- sum(vapply(res[ran], function(r) length(r$slots), 0L))
+  if (all(is.na(mu))) {
+    stop(errorCondition(sprintf("Cross-validation failed for every candidate; first error: %s",
+                                err_tab$message[1]), class = "kmaha_cv_failed_error"))
+  }
+  if (nrow(err_tab)) {
+    warnf("%d of the %d cross-validation fits (candidate x fold) failed and were left out of the choice; the first error: %s",
+          nrow(err_tab), n_fits, err_tab$message[1])
+  }
+  if (nrow(warn_tab)) {
+    n_warned <- nrow(unique(warn_tab[c("candidate", "fold")]))
+    warnf("%d of the %d cross-validation fits (candidate x fold) gave warnings; the first: %s",
+          n_warned, n_fits, warn_tab$message[1])
+  }
+  labels <- vapply(cands, `[[`, "", "label")[rows$cand]
+  lab_of <- vapply(specs, `[[`, "", "label")
+  if (multi) {
+    labels <- ifelse(rows$learner == "euclidean", labels,
+                     paste0(lab_of[rows$slot], ", ", labels))
+  }
+  curve <- data.frame(candidate = rows$cand,
+                      kind = kinds[rows$cand],
+                      label = labels,
+                      learner = rows$learner,
+                      sigma = vapply(cands, function(cd) as.double(cd$sigma), 0)[rows$cand],
+                      k = ks[kbest],
+                      mean = mu, sd = sdv, n_ok = n_ok, dropped = run$dropped[rows$cand],
+                      degenerate = degenerate[rows$cand], screen = screen[rows$cand],
+                      stringsAsFactors = FALSE)
+  structure(list(
+    curve = curve, accuracy = acc, correct = correct,
+    accuracy_k = acc_k, correct_k = correct_k,
+    kernels = lapply(cands, function(cd) cd$kernel),
+    candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
+    folds = fold_id, strategy = strategy, n_fits = n_fits, seconds = secs,
+    errors = err_tab, warnings = warn_tab, k = ks,
+    learner = if (multi) sprintf("the learners %s", paste(lab_of, collapse = ", ")) else lab_of,
+    learners = vapply(specs, `[[`, "", "name")), class = "kmaha_scores")
+}
+
+# Each row's k and its scores there, from the fold accuracies at every k
+# (acc_k: rows x folds x k) and the held-out correctness (correct_k: points
+# x rows x k): the k with the highest mean fold accuracy (the smallest on
+# ties), and at that k the fold accuracies (rows x folds), the correctness
+# (points x rows), the folds scored, the mean and sd.
+scores_at_best_k <- function(acc_k, correct_k) {
+  nr <- dim(acc_k)[1]
+  v <- dim(acc_k)[2]
+  mean_k <- apply(acc_k, c(1L, 3L), function(a) if (all(is.na(a))) NA_real_ else mean(a, na.rm = TRUE))
+  dim(mean_k) <- dim(acc_k)[c(1L, 3L)]
+  kbest <- apply(mean_k, 1L, function(m) if (all(is.na(m))) 1L else which.max(m))
+  acc <- vapply(seq_len(nr), function(r) acc_k[r, , kbest[r]], numeric(v))
+  acc <- matrix(acc, nr, v, byrow = TRUE, dimnames = list(NULL, dimnames(acc_k)[[2]]))
+  correct <- vapply(seq_len(nr), function(r) correct_k[, r, kbest[r]], logical(dim(correct_k)[1]))
+  dim(correct) <- c(dim(correct_k)[1], nr)
   n_ok <- rowSums(!is.na(acc))
   mu <- rowMeans(acc, na.rm = TRUE)
   mu[n_ok == 0L] <- NA_real_
   sdv <- apply(acc, 1L, function(a) if (sum(!is.na(a)) > 1L) stats::sd(a, na.rm = TRUE) else NA_real_)
-  if (all(is.na(mu))) {
-    stopf("Cross-validation failed for every candidate; first error: %s", err_tab$message[1])
-  }
-  if (nrow(err_tab)) {
-    warnf("%d of the %d cross-validation fits (candidate x fold) failed and were left out of the choice; the first error: %s",
-          nrow(err_tab), sum(ran), err_tab$message[1])
-  }
-  if (any(n_warn > 0L)) {
-    warnf("%d of the %d cross-validation fits (candidate x fold) gave warnings; the first: %s",
-          sum(n_warn > 0L), sum(ran), warn_tab$message[1])
-  }
-  curve <- data.frame(candidate = seq_len(nc),
-                      kind = vapply(cands, `[[`, "", "kind"),
-                      label = vapply(cands, `[[`, "", "label"),
-                      sigma = vapply(cands, function(cd) as.double(cd$sigma), 0),
-                      mean = mu, sd = sdv, n_ok = n_ok, dropped = run$dropped,
-                      degenerate = degenerate, screen = screen, stringsAsFactors = FALSE)
-  structure(list(
-    curve = curve, accuracy = acc, correct = correct,
-    kernels = lapply(cands, function(cd) cd$kernel),
-    candidates = lapply(cands, function(cd) cd[c("kind", "label", "sigma")]),
-    folds = fold_id, strategy = strategy, n_fits = sum(ran), seconds = secs,
-    errors = err_tab, warnings = warn_tab, k = k,
-    learner = label), class = "kmaha_scores")
+  list(k_index = kbest, accuracy = acc, correct = correct, n_ok = n_ok, mean = mu, sd = sdv)
 }
 
 # A scored-candidates object with a selection attached (what cv_kernel()
@@ -562,7 +686,8 @@ with_selection <- function(scores, sel) {
   scores$explain <- sel$explain
   scores$rule <- sel$rule
   kind <- scores$curve$kind[sel$best]
-  scores$kernel <- if (kind %in% c("kernel", "unweighted")) scores$kernels[[sel$best]]
+  scores$kernel <- if (kind %in% c("kernel", "unweighted"))
+    scores$kernels[[scores$curve$candidate[sel$best]]]
   class(scores) <- c("kmaha_cv", "kmaha_scores")
   scores
 }
@@ -591,6 +716,16 @@ make_folds <- function(y, folds, arg = "folds") {
   id <- as.integer(factor(folds))
   if (max(id) < 2L) stopf("`%s` must define at least two folds.", arg)
   id
+}
+
+# kmaha's `seed`: the same generator whatever the session's RNGkind()
+# (tune and the future-based frameworks run their work under
+# "L'Ecuyer-CMRG", where set.seed(1) alone starts another stream), so that
+# seed = s draws the same folds everywhere.  The caller keeps its own state
+# and kind with save_rng().
+set_kmaha_seed <- function(seed) {
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion",
+           sample.kind = "Rejection")
 }
 
 # The caller's random state, and a function that puts it back: the seed

@@ -11,8 +11,10 @@
 # (at p >> n it would be the largest object of the fit, and the core solves
 # in the span of the centred points, where it is the r x r identity).
 # "pca": the leading principal directions; at most min(n, D) of them exist,
-# further rows are zero (directions in which the training points do not
-# vary, which the solvers do not use).
+# and with `dim` above that the start has only those rows (further rows
+# would be zero: directions in which the training points do not vary, which
+# the solvers do not use; at p >> n with the default `dim` = D they would
+# make a D x D matrix).
 lmnn_init <- function(init, init_mat, xs, dim, principal = FALSE) {
   D <- ncol(xs)
   if (!is.null(init_mat)) return(unname(init_mat))
@@ -26,7 +28,7 @@ lmnn_init <- function(init, init_mat, xs, dim, principal = FALSE) {
            xc <- sweep(xs, 2L, colMeans(xs))
            nv <- min(dim, dim(xs))
            v <- svd(xc, nu = 0L, nv = nv)$v
-           rbind(t(v[, seq_len(nv), drop = FALSE]), matrix(0, dim - nv, D))
+           t(v[, seq_len(nv), drop = FALSE])
          },
          random = matrix(stats::rnorm(dim * D), dim, D) / sqrt(D))
 }

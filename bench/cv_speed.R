@@ -1,7 +1,7 @@
 # Speed of kernel choice by cross-validation (5 folds x the 21 scaled RBF
 # kernels of paper_kernels()), per learner and dataset, at the paper's
 # training-set size (200 points, 100 for Glass and Iris; inputs standardized
-# on the training split; the first split of bench/paper_kernel.R).
+# on the training split; the first split of bench/studies/paper_kernel.R).
 #
 # One core (a child process pinned to one CPU with `taskset`, one thread;
 # see run_one_core() in bench/common.R):
@@ -35,7 +35,7 @@
 #   KMAHA_BENCH_CPU         the CPU the one-core runs are pinned to (default
 #                           0; "none": not pinned)
 #   KMAHA_BENCH_OUT         CSV of the one-core rows (default
-#                           bench/results/cv_speed.csv)
+#                           bench/studies/results/cv_speed.csv)
 # Usage: PYTHONPATH=/path/to/metric-learn Rscript bench/cv_speed.R
 suppressPackageStartupMessages(library(kmaha))
 options(width = 160)

@@ -1,7 +1,7 @@
 # Hold-out data sets for the default's cost and accuracy (bench/default-cost.R,
-# bench/default-holdout.R): classification sets from mlbench, MASS, caret,
+# bench/studies/default-holdout.R): classification sets from mlbench, MASS, caret,
 # kernlab and modeldata that no kmaha session tuned a rule or a constant on.
-# (The development sets are the paper's nine and bench/auto-external-data.R's
+# (The development sets are the paper's nine and bench/studies/auto-external-data.R's
 # seventeen; nothing here is shared with them.)  Each loader returns
 # list(x = numeric matrix, y = factor, n_train = training rows per split,
 # note = where it comes from).  modeldata (Debian's r-cran-modeldata) is

@@ -46,8 +46,8 @@
 #
 # Writes inst/extdata/cv_investigation.csv (selected rules per dataset x
 # learner, with the oracle, best-fixed and fixed-column rows) and prints the
-# summaries quoted in bench/README-auto.md; the full per-rule summary goes
-# to bench/results/cv_rules_summary.csv.
+# summaries quoted in bench/studies/auto.md; the full per-rule summary goes
+# to bench/studies/results/cv_rules_summary.csv.
 # Usage: Rscript data-raw/analyse-cv.R   (KMAHA_CVINV_CACHE as in step 1)
 suppressPackageStartupMessages(library(kmaha))
 
@@ -73,7 +73,7 @@ cv_keep <- function(correct, z = 1) {
 `%||%` <- function(a, b) if (is.null(a)) b else a
 cache_dir <- Sys.getenv("KMAHA_CVINV_CACHE", file.path("data-raw", "cache", "cv_investigation"))
 out_csv <- Sys.getenv("KMAHA_CVINV_OUT", file.path("inst", "extdata", "cv_investigation.csv"))
-out_all <- Sys.getenv("KMAHA_CVINV_SUMMARY", file.path("bench", "results", "cv_rules_summary.csv"))
+out_all <- Sys.getenv("KMAHA_CVINV_SUMMARY", file.path("bench", "studies", "results", "cv_rules_summary.csv"))
 options(width = 200)
 
 files <- list.files(cache_dir, pattern = "\\.rds$", full.names = TRUE)
@@ -417,7 +417,7 @@ for (k in c("linear", "aligned", "unweighted")) {
 
 # CSV of the selected rules (per dataset x learner).
 # The rules shipped in the CSV (every rule is in the summary file under
-# bench/results/).
+# bench/studies/results/).
 keep_rules <- c(
   "fixed:euclidean", "fixed:linear", "fixed:aligned", "fixed:unweighted",
   "oracle:kernel", "oracle:auto", "bestfixed:sigma",

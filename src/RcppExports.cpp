@@ -89,6 +89,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_knn_votes
+Rcpp::IntegerMatrix cpp_knn_votes(const arma::mat& x, const arma::ivec& y, int p, const arma::mat& q, const arma::ivec& ks, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_knn_votes(SEXP xSEXP, SEXP ySEXP, SEXP pSEXP, SEXP qSEXP, SEXP ksSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type p(pSEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type q(qSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type ks(ksSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_knn_votes(x, y, p, q, ks, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_class_neighbors
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y, int k, bool same, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_class_neighbors(SEXP xSEXP, SEXP ySEXP, SEXP kSEXP, SEXP sameSEXP, SEXP ctxSEXP) {
@@ -234,6 +249,107 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_lfda_fit
+Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k, std::string metric, double ridge, bool span, bool principal, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lfda_fit(SEXP xSEXP, SEXP ySEXP, SEXP dimSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP ridgeSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< double >::type ridge(ridgeSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_rca_fit
+Rcpp::List cpp_rca_fit(const arma::mat& x, const Rcpp::IntegerVector& chunks, int dim, double ridge, bool span, bool principal, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_rca_fit(SEXP xSEXP, SEXP chunksSEXP, SEXP dimSEXP, SEXP ridgeSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type chunks(chunksSEXP);
+    Rcpp::traits::input_parameter< int >::type dim(dimSEXP);
+    Rcpp::traits::input_parameter< double >::type ridge(ridgeSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_rca_fit(x, chunks, dim, ridge, span, principal, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mmc_fit
+Rcpp::List cpp_mmc_fit(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, bool diagonal, int max_iter, double tol, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mmc_fit(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP diagonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< bool >::type diagonal(diagonalSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mmc_fit(x, pairs, similar, diagonal, max_iter, tol, span, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mmc_diag_objective
+Rcpp::List cpp_mmc_diag_objective(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, const arma::vec& a, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mmc_diag_objective(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP aSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type a(aSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mmc_diag_objective(x, pairs, similar, a, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_itml_fit
+Rcpp::List cpp_itml_fit(const arma::mat& x, const Rcpp::IntegerMatrix& pairs, const arma::vec& similar, SEXP prior, double gamma, double u, double l, int max_iter, double tol, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_itml_fit(SEXP xSEXP, SEXP pairsSEXP, SEXP similarSEXP, SEXP priorSEXP, SEXP gammaSEXP, SEXP uSEXP, SEXP lSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerMatrix& >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type similar(similarSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type u(uSEXP);
+    Rcpp::traits::input_parameter< double >::type l(lSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_itml_fit(x, pairs, similar, prior, gamma, u, l, max_iter, tol, span, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_itml_project
+Rcpp::List cpp_itml_project(arma::mat A, const arma::vec& v, double delta, double lambda, double xi, double gamma, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_itml_project(SEXP ASEXP, SEXP vSEXP, SEXP deltaSEXP, SEXP lambdaSEXP, SEXP xiSEXP, SEXP gammaSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< arma::mat >::type A(ASEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type v(vSEXP);
+    Rcpp::traits::input_parameter< double >::type delta(deltaSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< double >::type xi(xiSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_itml_project(A, v, delta, lambda, xi, gamma, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lmnn_fit
 Rcpp::List cpp_lmnn_fit(const arma::mat& x, const arma::ivec& y, SEXP targets, int target_k, const arma::mat& init, double mu, double lambda, int max_iter, double tol, std::string solver, int refresh, double slack, bool verbose, double dense_max, double max_pairs, bool metric, bool span, Rcpp::Nullable<Rcpp::NumericMatrix> reg, SEXP score, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_lmnn_fit(SEXP xSEXP, SEXP ySEXP, SEXP targetsSEXP, SEXP target_kSEXP, SEXP initSEXP, SEXP muSEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP solverSEXP, SEXP refreshSEXP, SEXP slackSEXP, SEXP verboseSEXP, SEXP dense_maxSEXP, SEXP max_pairsSEXP, SEXP metricSEXP, SEXP spanSEXP, SEXP regSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
@@ -336,38 +452,44 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nca_fit
-Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, SEXP score, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, int identity_rows, bool in_span, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter, double tol, bool verbose, bool rescale_start, bool span, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP identity_rowsSEXP, SEXP in_spanSEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP rescale_startSEXP, SEXP spanSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< int >::type identity_rows(identity_rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type in_span(in_spanSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type reg(regSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< bool >::type rescale_start(rescale_startSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, lambda, reg, max_iter, tol, verbose, rescale_start, score, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_fit(x, y, A0, identity_rows, in_span, lambda, reg, max_iter, tol, verbose, rescale_start, span, score, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nca_minibatch
-Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, double lambda, const arma::imat& batches, double learning_rate, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y, const arma::mat& A0, int identity_rows, bool in_span, double lambda, const arma::imat& batches, double learning_rate, bool span, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_nca_minibatch(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP identity_rowsSEXP, SEXP in_spanSEXP, SEXP lambdaSEXP, SEXP batchesSEXP, SEXP learning_rateSEXP, SEXP spanSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
     Rcpp::traits::input_parameter< const arma::ivec& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< int >::type identity_rows(identity_rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type in_span(in_spanSEXP);
     Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< const arma::imat& >::type batches(batchesSEXP);
     Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, lambda, batches, learning_rate, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_nca_minibatch(x, y, A0, identity_rows, in_span, lambda, batches, learning_rate, span, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -428,6 +550,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kdne_fit", (DL_FUNC) &_kmaha_cpp_kdne_fit, 6},
     {"_kmaha_cpp_kernel_matrix", (DL_FUNC) &_kmaha_cpp_kernel_matrix, 4},
     {"_kmaha_cpp_knn_classify", (DL_FUNC) &_kmaha_cpp_knn_classify, 7},
+    {"_kmaha_cpp_knn_votes", (DL_FUNC) &_kmaha_cpp_knn_votes, 6},
     {"_kmaha_cpp_class_neighbors", (DL_FUNC) &_kmaha_cpp_class_neighbors, 5},
     {"_kmaha_cpp_dne_neighbors", (DL_FUNC) &_kmaha_cpp_dne_neighbors, 5},
     {"_kmaha_cpp_apply_map", (DL_FUNC) &_kmaha_cpp_apply_map, 3},
@@ -439,13 +562,19 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 8},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
+    {"_kmaha_cpp_lfda_fit", (DL_FUNC) &_kmaha_cpp_lfda_fit, 9},
+    {"_kmaha_cpp_rca_fit", (DL_FUNC) &_kmaha_cpp_rca_fit, 7},
+    {"_kmaha_cpp_mmc_fit", (DL_FUNC) &_kmaha_cpp_mmc_fit, 8},
+    {"_kmaha_cpp_mmc_diag_objective", (DL_FUNC) &_kmaha_cpp_mmc_diag_objective, 5},
+    {"_kmaha_cpp_itml_fit", (DL_FUNC) &_kmaha_cpp_itml_fit, 11},
+    {"_kmaha_cpp_itml_project", (DL_FUNC) &_kmaha_cpp_itml_project, 7},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 20},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
     {"_kmaha_cpp_mlkr_objective", (DL_FUNC) &_kmaha_cpp_mlkr_objective, 7},
     {"_kmaha_cpp_mlkr_fit", (DL_FUNC) &_kmaha_cpp_mlkr_fit, 11},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
-    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 11},
-    {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 7},
+    {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 14},
+    {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 10},
     {"_kmaha_cpp_lbfgs_test", (DL_FUNC) &_kmaha_cpp_lbfgs_test, 6},
     {"_kmaha_cpp_pipeline_apply", (DL_FUNC) &_kmaha_cpp_pipeline_apply, 6},
     {"_kmaha_cpp_screen_kernels", (DL_FUNC) &_kmaha_cpp_screen_kernels, 11},

@@ -11,18 +11,27 @@
 namespace kmaha_glue {
 
 // `score`: NULL, or list(x = held-out coordinates (m x r, the feature map's
-// coordinates of the held-out rows), k, classes, and optionally dim: the
-// map's leading rows the model keeps).  With the training coordinates x
-// (n x r), their labels y (0-based) and the learned map L0 (d x r): the
-// 1-based classes of the k nearest training points of each held-out row in
-// the learned metric (R_NilValue without `score`).
+// coordinates of the held-out rows), k (one or several numbers of
+// neighbours), classes, and optionally dim: the map's leading rows the model
+// keeps).  With the training coordinates x (n x r), their labels y (0-based)
+// and the learned map L0 (d x r): the 1-based classes of each held-out row
+// voted by its k nearest training points in the learned metric, an m x
+// length(k) integer matrix, one column per k, from one neighbour search
+// (R_NilValue without `score`).
 inline SEXP score_heldout(SEXP score, const arma::mat& x, const arma::uvec& y,
                           const arma::mat& L0, const kmaha::context& c) {
   if (Rf_isNull(score)) return R_NilValue;
   const Rcpp::List s(score);
   const arma::mat xte = Rcpp::as<arma::mat>(s["x"]);
-  const int k = Rcpp::as<int>(s["k"]);
-  if (k < 1) throw kmaha::error("score: k must be a positive whole number");
+  const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
+  if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
+  arma::uvec ks(kr.size());
+  for (R_xlen_t j = 0; j < kr.size(); ++j) {
+    if (kr[j] == NA_INTEGER || kr[j] < 1)
+      throw kmaha::error("score: k must be positive whole numbers");
+    // at most the training rows
+    ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), x.n_rows);
+  }
   arma::uword d = L0.n_rows;
   if (s.containsElementNamed("dim")) {
     const int dim = Rcpp::as<int>(s["dim"]);
@@ -36,26 +45,34 @@ inline SEXP score_heldout(SEXP score, const arma::mat& x, const arma::uvec& y,
   m.embedding = &emb;
   m.y = y;
   m.classes = static_cast<arma::uword>(Rcpp::as<int>(s["classes"]));
-  const kmaha::knn_result r = kmaha::pipeline_classify(
-      m, xte, nullptr, std::min<arma::uword>(static_cast<arma::uword>(k), x.n_rows), c);
-  Rcpp::IntegerVector out(r.cls.n_elem);
-  for (arma::uword i = 0; i < r.cls.n_elem; ++i) out[i] = static_cast<int>(r.cls[i]) + 1;
+  const arma::umat r = kmaha::pipeline_classify_ks(m, xte, nullptr, ks, c);
+  Rcpp::IntegerMatrix out(r.n_rows, r.n_cols);
+  for (arma::uword j = 0; j < r.n_cols; ++j)
+    for (arma::uword i = 0; i < r.n_rows; ++i)
+      out(i, j) = static_cast<int>(r(i, j)) + 1;
   return out;
 }
 
-// The same for a regression learner (MLKR): `score` is NULL or list(x, k,
-// weights ("uniform", "distance" or "kernel"), and optionally dim); with
-// the training responses `response`, the k-NN regression predictions of the
-// held-out rows in the learned metric (a numeric vector; R_NilValue without
-// `score`).
+// The same for a regression learner (MLKR): `score` is NULL or list(x, k
+// (one or several numbers of neighbours), weights ("distance", "uniform" or
+// "kernel"), and optionally dim); with the training responses `response`,
+// the k-NN regression predictions of the held-out rows in the learned
+// metric, an m x length(k) numeric matrix, one column per k, from one
+// neighbour search (R_NilValue without `score`).
 inline SEXP score_heldout_regress(SEXP score, const arma::mat& x,
                                   const arma::vec& response, const arma::mat& L0,
                                   const kmaha::context& c) {
   if (Rf_isNull(score)) return R_NilValue;
   const Rcpp::List s(score);
   const arma::mat xte = Rcpp::as<arma::mat>(s["x"]);
-  const int k = Rcpp::as<int>(s["k"]);
-  if (k < 1) throw kmaha::error("score: k must be a positive whole number");
+  const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
+  if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
+  arma::uvec ks(kr.size());
+  for (R_xlen_t j = 0; j < kr.size(); ++j) {
+    if (kr[j] == NA_INTEGER || kr[j] < 1)
+      throw kmaha::error("score: k must be positive whole numbers");
+    ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), x.n_rows);
+  }
   arma::uword d = L0.n_rows;
   if (s.containsElementNamed("dim")) {
     const int dim = Rcpp::as<int>(s["dim"]);
@@ -64,16 +81,14 @@ inline SEXP score_heldout_regress(SEXP score, const arma::mat& x,
   }
   const kmaha::knn_weights w = s.containsElementNamed("weights")
                                    ? kmaha::knn_weights_from(Rcpp::as<std::string>(s["weights"]))
-                                   : kmaha::knn_weights::uniform;
+                                   : kmaha::knn_weights::distance;
   const arma::mat L = d == L0.n_rows ? L0 : arma::mat(L0.rows(0, d - 1));
   const arma::mat emb = kmaha::apply_map(x, L, c.kernels);
   kmaha::pipeline_model m;
   m.L = &L;
   m.embedding = &emb;
   m.response = response;
-  const arma::vec v = kmaha::pipeline_regress(
-      m, xte, nullptr, std::min<arma::uword>(static_cast<arma::uword>(k), x.n_rows), w, c);
-  return Rcpp::NumericVector(v.begin(), v.end());
+  return Rcpp::wrap(kmaha::pipeline_regress_ks(m, xte, nullptr, ks, w, c));
 }
 
 }  // namespace kmaha_glue

@@ -21,6 +21,27 @@ Rcpp::List cpp_knn_classify(const arma::mat& x, const arma::ivec& y, int p,
   });
 }
 
+// The classes of query rows q voted by their ks[j] nearest training rows
+// of x for every j: a length(q rows) x length(ks) matrix of 1-based codes,
+// from one neighbour search (the held-out votes of Euclidean k-NN in a
+// cross-validation fold, several k at once).
+// [[Rcpp::export(rng = false)]]
+Rcpp::IntegerMatrix cpp_knn_votes(const arma::mat& x, const arma::ivec& y, int p,
+                                  const arma::mat& q, const arma::ivec& ks, SEXP ctx) {
+  return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
+    const arma::uvec yy = kmaha_glue::labels_from_r(y);
+    if (ks.n_elem == 0 || ks.min() < 1 || static_cast<arma::uword>(ks.max()) > x.n_rows)
+      throw kmaha::error("knn votes: every k must lie between 1 and the training rows");
+    const arma::uvec kk = arma::conv_to<arma::uvec>::from(ks);
+    const arma::umat idx = kmaha::knn_search(x, q, kk.max(), false, 512, c);
+    const arma::umat r = kmaha::knn_vote_ks(idx, yy, static_cast<arma::uword>(p), kk);
+    Rcpp::IntegerMatrix out(r.n_rows, r.n_cols);
+    for (arma::uword j = 0; j < r.n_cols; ++j)
+      for (arma::uword i = 0; i < r.n_rows; ++i) out(i, j) = static_cast<int>(r(i, j)) + 1;
+    return out;
+  });
+}
+
 // Same-class (same = TRUE) or other-class k nearest neighbours within x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerMatrix cpp_class_neighbors(const arma::mat& x, const arma::ivec& y,

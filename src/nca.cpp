@@ -30,16 +30,32 @@ Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y,
   });
 }
 
+// The start of an NCA fit (kmaha/nca_span.hpp): A0 (d x D), or a 0 x 0
+// matrix for the first identity_rows rows of the identity (0: all D);
+// in_span: A0 holds coordinates on the basis of the span of the centred
+// training points (its first r columns are used).
+static kmaha::nca_start nca_start_from_r(const arma::mat& A0, int identity_rows,
+                                         bool in_span) {
+  kmaha::nca_start s;
+  s.A = A0;
+  s.identity_rows = static_cast<arma::uword>(std::max(identity_rows, 0));
+  s.in_span = in_span;
+  return s;
+}
+
 // Fit NCA (reg = NULL) or kernel-trick NCA (x = Gram matrix, reg = Gram
-// matrix) from the start A0 with R's L-BFGS-B, by the core's driver
-// (kmaha/nca_fit.hpp).  score: NULL, or a fold's held-out rows to vote in
-// the learned metric (see heldout.h), returned as `score`.
+// matrix) from the start (A0, identity_rows, in_span: see nca_start_from_r())
+// with R's L-BFGS-B, by the core's driver (kmaha/nca_fit.hpp).  span: plain
+// NCA in the span of the centred training points when it has fewer
+// dimensions than x has columns (false: on all of them, for tests).  score:
+// NULL, or a fold's held-out rows to vote in the learned metric (see
+// heldout.h), returned as `score`.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
-                       const arma::mat& A0, double lambda,
-                       Rcpp::Nullable<Rcpp::NumericMatrix> reg, int max_iter,
-                       double tol, bool verbose, bool rescale_start, SEXP score,
-                       SEXP ctx) {
+                       const arma::mat& A0, int identity_rows, bool in_span,
+                       double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg,
+                       int max_iter, double tol, bool verbose, bool rescale_start,
+                       bool span, SEXP score, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     arma::mat R;
     if (reg.isNotNull()) R = Rcpp::as<arma::mat>(reg.get());
@@ -48,12 +64,13 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
     o.max_iter = max_iter;
     o.tol = tol;
     o.rescale_start = rescale_start;
+    o.span = span;
     kmaha::log_fn log;
     if (verbose) log = [](const std::string& line) { Rcpp::Rcout << line << std::endl; };
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::nca_fit_result r = kmaha::nca_fit(
-        x, yy, A0, reg.isNotNull() ? &R : nullptr, o,
-        kmaha_glue::lbfgs_minimizer(c.interrupt), log, c);
+        x, yy, nca_start_from_r(A0, identity_rows, in_span), reg.isNotNull() ? &R : nullptr,
+        o, kmaha_glue::lbfgs_minimizer(c.interrupt), log, c);
     Rcpp::List out = Rcpp::List::create(
         Rcpp::Named("map") = r.map, Rcpp::Named("value") = r.value,
         Rcpp::Named("iterations") = r.iterations,
@@ -64,6 +81,8 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
         Rcpp::Named("flat_start") = r.flat_start,
         Rcpp::Named("fail") = r.fail, Rcpp::Named("message") = r.message,
         Rcpp::Named("isa") = r.isa);
+    out["span_rank"] = static_cast<int>(r.span_rank);
+    out["start_log_norm"] = r.start_log_norm;
     out["score"] = kmaha_glue::score_heldout(score, x, yy, r.map, c);
     return out;
   });
@@ -72,23 +91,26 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
 // ---------------------------------------------------------------------------
 // Mini-batch NCA (kmaha/nca_minibatch.hpp): Adam steps on the NCA objective
 // of batches of rows.  batches: b x steps matrix of 1-based row indices, one
-// column per step (drawn in R).
+// column per step (drawn in R).  The start and `span` as for
+// cpp_nca_fit().
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_nca_minibatch(const arma::mat& x, const arma::ivec& y,
-                             const arma::mat& A0, double lambda,
-                             const arma::imat& batches, double learning_rate,
-                             SEXP ctx) {
+                             const arma::mat& A0, int identity_rows, bool in_span,
+                             double lambda, const arma::imat& batches,
+                             double learning_rate, bool span, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     if (batches.min() < 1) throw kmaha::error("batch indices must be positive");
     kmaha::nca_minibatch_options o;
     o.lambda = lambda;
     o.learning_rate = learning_rate;
+    o.span = span;
     const kmaha::nca_minibatch_result r = kmaha::nca_minibatch(
-        x, kmaha_glue::labels_from_r(y), A0, arma::conv_to<arma::umat>::from(batches - 1), o,
-        c);
+        x, kmaha_glue::labels_from_r(y), nca_start_from_r(A0, identity_rows, in_span),
+        arma::conv_to<arma::umat>::from(batches - 1), o, c);
     return Rcpp::List::create(
         Rcpp::Named("map") = r.A, Rcpp::Named("value") = r.objective,
         Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
-        Rcpp::Named("isa") = r.isa);
+        Rcpp::Named("isa") = r.isa, Rcpp::Named("span_rank") = static_cast<int>(r.span_rank),
+        Rcpp::Named("start_log_norm") = r.start_log_norm);
   });
 }

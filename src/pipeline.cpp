@@ -72,7 +72,7 @@ SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
         type != "value" && type != "loo_value")
       throw kmaha::error("pipeline: type must be \"transform\", \"class\", \"prob\", \"loo\", \"value\" or \"loo_value\"");
     const bool regression = type == "value" || type == "loo_value";
-    kmaha::knn_weights vote = kmaha::knn_weights::uniform;
+    kmaha::knn_weights vote = kmaha::knn_weights::distance;
     if (regression) {
       const SEXP r = element(model, "response"), v = element(model, "vote");
       if (TYPEOF(r) != REALSXP && TYPEOF(r) != INTSXP)

@@ -349,7 +349,7 @@ resolves <- function(name, defs, attached, kmaha) {
 
 # inst/extdata/: every file has an entry in inst/extdata/README.md, a list
 # item that starts with the file's name in backquotes and names the script
-# that produced it ("- `file`: ... `data-raw/script.R`"), and the script
+# that produced it ("- `file`: ... `data-raw/<script>.R`"), and the script
 # exists (it is then checked with the others).
 check_extdata <- function(top) {
   dir <- file.path(top, "inst", "extdata")

@@ -96,7 +96,13 @@ test_that("augment() appends leave-one-out or new predictions, vote fractions an
   an <- augment(fit, newdata = new)
   expect_identical(an$.pred_class, predict(fit, new))
   expect_equal(unname(as.matrix(an[dim_cols])), unname(predict(fit, new, type = "transform")))
-  expect_identical(rownames(an), rownames(new))
+  # a tibble, as broom's methods give; the data's row names in .rownames
+  expect_s3_class(an, "tbl_df")
+  expect_identical(an$.rownames, rownames(new))
+  expect_identical(names(an)[1:2], c(".rownames", "Sepal.Length"))
+  # row names 1, ..., n are not kept
+  expect_false(".rownames" %in% names(augment(fit)))
+  for (verb in list(tidy, glance)) expect_s3_class(verb(fit), "tbl_df")
 
   # a matrix fit without data gives the training labels
   m <- dne(iris_x, iris$Species)

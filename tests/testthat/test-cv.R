@@ -170,7 +170,7 @@ test_that("the fast strategy keeps the clear winner and drops degenerate kernels
     best[[l]] <- ex$best
   }
   fit <- kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,
-               cv_folds = 3, seed = 3, scale = FALSE)
+               cv_folds = 3, seed = 3, scale = FALSE, k = 1)
   expect_identical(fit$kernel_choice$cv$best, best$dne)
   expect_identical(fit$settings$cv_strategy, "fast")
   expect_identical(kmaha(xc, yc, learner = "dne", kernel = "cv", kernels = kk,
@@ -283,7 +283,7 @@ test_that("fold fits go through the learners' fitters: the public learner's map,
 })
 
 test_that("bad input gives clear errors", {
-  expect_error(cv_kernel(xc, yc, "svm", kc), "`learner` must be \"nca\", \"lmnn\", \"dne\" or a function",
+  expect_error(cv_kernel(xc, yc, "svm", kc), "`learner` must be \"auto\", \"nca\", \"lmnn\", \"dne\", \"lfda\", \"rca\", \"mmc\", \"itml\" or a function",
                fixed = TRUE)
   expect_error(cv_kernel(xc, yc, identity_learner, kc, folds = 1),
                "`folds` must be a single whole number >= 2.", fixed = TRUE)

@@ -35,7 +35,7 @@ test_that("rings: KDNE keeps every feature direction, i.e. the feature-space met
   # X'(D - W)X is negative here, so DNE keeps all three directions and its
   # metric is the plain feature-space distance, which on these rings is better
   # than the input-space one but does not isolate the radius (see NOTE in
-  # bench/README-kernel.md).
+  # bench/results/kernel-choice.md).
   kf <- kmaha(rings_tr$x, rings_tr$y, learner = "dne", kernel = poly_kernel(2),
               scale = FALSE)
   expect_identical(dim(kf$L), c(3L, 3L))
@@ -142,9 +142,9 @@ test_that("kernel choices: unweighted, aligned, cv and linear", {
   expect_error(kmaha(x, y, learner = "dne", kernel = "align_lp", kernels = kk),
                "`kernel = \"align_lp\"` is no longer a kernel choice", fixed = TRUE)
   fc1 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
-               seed = 4)
+               seed = 4, k = 1)
   fc2 <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = kk, cv_folds = 3,
-               seed = 4)
+               seed = 4, k = 1)
   expect_identical(fc1$kernel_choice$cv$accuracy, fc2$kernel_choice$cv$accuracy)
   expect_identical(fc1$feature_map$kernel, kk[[fc1$kernel_choice$cv$best]])
   direct <- cv_kernel(scale(as.matrix(x)), y, "dne", kk, folds = 3, seed = 4)
@@ -214,7 +214,7 @@ test_that("bad input gives clear errors", {
                "`kernel` must be a kernel object such as rbf_kernel(1), one of",
                fixed = TRUE)
   expect_error(kmaha(x, y, learner = "svm"),
-               "`learner` must be \"nca\", \"lmnn\", \"dne\" or a function", fixed = TRUE)
+               "`learner` must be \"auto\", \"nca\", \"lmnn\", \"dne\", \"lfda\", \"rca\", \"mmc\", \"itml\" or a function", fixed = TRUE)
   expect_error(kmaha(x, y, k = 150), "`k` (150) must be smaller than the number of training rows (150).",
                fixed = TRUE)
   expect_error(kmaha(x, y, kernel = rbf_kernel(1), foo = 1),

@@ -170,10 +170,11 @@ test_that("the span fit equals the full-dimension fit when p > n", {
   red <- fit2(TRUE, 0, 12L, 1e-10)
   expect_identical(full$span_rank, 0L)
   expect_identical(red$span_rank, r)
-  expect_identical(dim(red$map), c(D, D))
+  # at most one row per dimension of the span (the same metric)
+  expect_identical(dim(red$map), c(r, D))
   expect_equal(red$value, full$value, tolerance = 1e-10)
   expect_equal(full$map %*% (diag(D) - P), A0 %*% (diag(D) - P), tolerance = 1e-10)
-  expect_equal(red$map, full$map %*% P, tolerance = 1e-8)
+  expect_equal(crossprod(red$map), crossprod(full$map %*% P), tolerance = 1e-8)
   expect_equal(red$fitted, full$fitted, tolerance = 1e-10)
   # lambda > 0: the same minimum, where the full map has no component
   # outside the span either
@@ -319,18 +320,24 @@ test_that("the fold path fits, then predicts the held-out rows as predict() does
   xs <- kmaha:::apply_scaling(tr$x, prep)
   xt <- kmaha:::apply_scaling(te$x, prep)
   spec <- kmaha:::builtin_spec("mlkr", list())
+  ks <- c(1L, 3L, 7L)
+  # one column per k, from the fitting call (identity, exact KPCA) or from
+  # pipeline_apply() (kernel rows are not projected in the fit)
   for (fspec in list(kmaha:::feature_identity(), kmaha:::feature_kpca(rbf_kernel(1)))) {
-    p <- kmaha:::fit_pipeline(xs, tr$y, fspec, spec, ctx, heldout = xt, k = 3L,
+    p <- kmaha:::fit_pipeline(xs, tr$y, fspec, spec, ctx, heldout = xt, k = ks,
                               weights = "distance")
+    expect_identical(dim(p$heldout), c(20L, 3L))
     model <- kmaha:::new_model(p, tr$y, 3L, NULL, spec, ctx, weights = "distance",
                                n_features = ncol(xs))
     expect_s3_class(model, "kmaha_regression")
-    expect_equal(p$heldout, unname(predict(model, xt)), tolerance = 1e-10)
+    for (j in seq_along(ks)) {
+      expect_equal(p$heldout[, j], unname(predict(model, xt, k = ks[j])), tolerance = 1e-10)
+    }
   }
   # the Euclidean candidate of a regression
   eu <- kmaha:::fit_pipeline(xs, tr$y, kmaha:::feature_identity(), kmaha:::euclidean_spec(),
-                             ctx, heldout = xt, k = 3L, weights = "uniform")
-  expect_equal(eu$heldout, knn_regress_r(xs, tr$y, xt, 3L))
+                             ctx, heldout = xt, k = ks, weights = "uniform")
+  for (j in seq_along(ks)) expect_equal(eu$heldout[, j], knn_regress_r(xs, tr$y, xt, ks[j]))
 })
 
 test_that("bad input is refused with errors that name the argument", {

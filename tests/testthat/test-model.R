@@ -13,7 +13,7 @@ model_fits <- function() {
     dne = dne(Species ~ ., data = train_m, k = 2),
     knca = knca(Species ~ ., data = train_m, max_iter = 30),
     kdne = kdne(Species ~ ., data = train_m, k = 2, eps = 1e-6),
-    kmaha_linear = kmaha(Species ~ ., data = train_m, kernel = "linear",
+    kmaha_linear = kmaha(Species ~ ., data = train_m, learner = "nca", kernel = "linear",
                          learner_args = list(max_iter = 30)),
     kmaha_kpca = kmaha(Species ~ ., data = train_m, learner = "dne",
                        kernel = rbf_kernel(1)),

@@ -48,7 +48,7 @@ test_that("a fold's score is predict() of the candidate fitted on the fold", {
   d <- sc_data()
   ks <- sc_kernels()
   sc <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 5,
-                         strategy = "exhaustive")
+                         strategy = "exhaustive", k = 1)
   xs <- scale(d$x)
   for (j in c(which(sc$curve$kind == "kernel")[c(1, 3)], which(sc$curve$kind == "linear"),
               which(sc$curve$kind == "unweighted"))) {
@@ -76,7 +76,7 @@ test_that("NCA and LMNN folds score as predict() of the kernel candidate fitted 
   args <- list(dim = 3, tol = 1e-4)
   for (l in c("nca", "lmnn")) {
     sc <- score_candidates(d$x, d$y, learner = l, candidates = "kernels", kernels = ks[2:3],
-                           seed = 2, strategy = "exhaustive", learner_args = args)
+                           seed = 2, strategy = "exhaustive", learner_args = args, k = 1)
     for (j in 1:2) for (f in c(1, 4)) {
       te <- sc$folds == f
       fit <- kmaha(xs[!te, ], droplevels(d$y[!te]), learner = l, kernel = ks[[j + 1]],
@@ -130,7 +130,7 @@ test_that("a fold is fit, then score: two calls of the core, one Gram matrix per
     calls <- core_calls(score_candidates(d$x, d$y, learner = l, kernels = ks, folds = 3,
                                          seed = 1, strategy = "exhaustive"))
     expect_identical(sum(calls == fit_call[[l]]), 12L, label = l)
-    expect_identical(sum(calls == "cpp_knn_classify"), 3L, label = l)
+    expect_identical(sum(calls == "cpp_knn_votes"), 3L, label = l)
     expect_identical(sum(calls == "cpp_kpca_gram"), 9L, label = l)
     expect_identical(sum(calls == "cpp_kernel_matrix"), 3L, label = l)
     expect_false(any(c("cpp_pipeline_apply", "cpp_class_neighbors", "cpp_dne_neighbors",
@@ -162,7 +162,7 @@ test_that("folds score NCA and LMNN at the scoring tolerance, unless the user se
   xs <- scale(d$x)
   fold_correct <- function(tol_fit, learner_args = list()) {
     sc <- score_candidates(d$x, d$y, learner = "nca", candidates = "auto", kernels = sc_kernels(),
-                           seed = 5, learner_args = learner_args)
+                           seed = 5, learner_args = learner_args, k = 1)
     j <- which(sc$curve$kind == "linear")
     te <- sc$folds == 3
     fit <- kmaha(xs[!te, ], droplevels(d$y[!te]), learner = "nca", kernel = "linear",
@@ -231,7 +231,7 @@ test_that("scores are checked against the data and settings of the fit", {
                "`kernel` holds scores computed with learner = \"dne\", but this fit has learner = \"nca\"",
                fixed = TRUE)
   expect_error(kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc, k = 3),
-               "computed with k = 1, but this fit has k = 3", fixed = TRUE)
+               "computed with k = NULL, but this fit has k = 3", fixed = TRUE)
   expect_error(kmaha(d$x, d$y, kernel = rbf_kernel(1), rule = "cv"),
                "`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = a kernel object.",
                fixed = TRUE)
@@ -274,7 +274,7 @@ test_that("print() names what the choice chose: Euclidean, the linear learner or
   expect_match(out, "none: Euclidean k-NN on the inputs (no metric learned)", fixed = TRUE)
   expect_false(grepl("the linear learner,", out, fixed = TRUE))
   expect_s3_class(fit, "kmaha_linear")
-  expect_identical(predict(fit, d$x), knn_classify(scale(d$x), d$y, scale(d$x))$class)
+  expect_identical(predict(fit, d$x), knn_classify(scale(d$x), d$y, scale(d$x), k = fit$k)$class)
 })
 
 test_that("num_threads = 1 reaches every call of the compiled code", {

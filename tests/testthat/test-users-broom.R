@@ -25,7 +25,8 @@ test_that("augment() of a cross-validation gives each row's fold and held-out co
   expect_true(any(cv$curve$dropped))
   a <- augment(cv, data = iris)
   expect_identical(nrow(a), 150L)
-  expect_identical(a[, 1:5], iris)
+  expect_s3_class(a, "tbl_df")
+  expect_identical(as.data.frame(a[, 1:5]), iris)
   expect_identical(a$.fold, as.integer(cv$folds))
   # within a fold, the mean correctness is the fold accuracy of the choice
   expect_equal(as.vector(tapply(a$.correct, a$.fold, mean)), unname(cv$accuracy[cv$best, ]))

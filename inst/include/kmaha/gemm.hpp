@@ -20,6 +20,8 @@
 // AVX2 code has names of its own, so neither link order nor link-time
 // optimisation can mix the two.  Every call is counted per instruction set
 // (gemm_calls()), so that tests can see which kernels a computation ran.
+// At the end, apply_map() and product() run gemm() on Armadillo matrices
+// (product() with interrupt polls between blocks of columns).
 #ifndef KMAHA_GEMM_HPP
 #define KMAHA_GEMM_HPP
 
@@ -300,6 +302,49 @@ inline arma::mat apply_map(const arma::mat& X, const arma::mat& L, isa s) {
   gemm(s, X.n_rows, L.n_rows, X.n_cols, cview::col_major(X.memptr(), X.n_rows),
        cview::transposed(L.memptr(), L.n_rows), Z.memptr(), 1, Z.n_rows, false, buf);
   return Z;
+}
+
+// Multiply-adds between two interrupt polls in the products below (about
+// 0.05-0.2 s of the core's product kernel).
+constexpr double poll_flops = 2.5e8;
+
+// C = op(A) op(B) for column-major matrices (op: transpose when the flag is
+// set), through gemm() above.  With an
+// interrupt callback, a product of more than poll_flops multiply-adds runs
+// in blocks of columns of C with a poll after each block, so that no large
+// product runs without one (the result does not depend on the blocking:
+// each column of C is one product of its own).
+inline void product(isa s, const arma::mat& A, bool ta, const arma::mat& B,
+                    bool tb, arma::mat& C, gemm_buffers& buf,
+                    const interrupt_fn* interrupt = nullptr) {
+  const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
+  const arma::uword n = tb ? B.n_rows : B.n_cols;
+  C.set_size(m, n);
+  const cview a = ta ? cview::transposed(A.memptr(), A.n_rows)
+                     : cview::col_major(A.memptr(), A.n_rows);
+  const double work = static_cast<double>(m) * static_cast<double>(k);
+  arma::uword step = n;
+  if (interrupt && work * static_cast<double>(n) > poll_flops)
+    step = std::max<arma::uword>(
+        1, static_cast<arma::uword>(poll_flops / std::max(work, 1.0)));
+  for (arma::uword c0 = 0; c0 < n; c0 += step) {
+    const arma::uword nb = std::min(step, n - c0);
+    // columns c0.. of op(B): columns of B, or rows of B when transposed
+    const cview b = tb ? cview::transposed(B.memptr() + c0, B.n_rows)
+                       : cview::col_major(B.colptr(c0), B.n_rows);
+    gemm(s, m, nb, k, a, b, C.colptr(c0), 1, m, false, buf);
+    if (interrupt) check_interrupt(*interrupt);
+  }
+}
+
+// The same with the product's own scratch memory.
+inline arma::mat product(isa s, const arma::mat& A, bool ta,
+                         const arma::mat& B, bool tb,
+                         const interrupt_fn& interrupt) {
+  arma::mat C;
+  gemm_buffers buf;
+  product(s, A, ta, B, tb, C, buf, &interrupt);
+  return C;
 }
 
 }  // namespace kmaha

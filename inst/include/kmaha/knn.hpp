@@ -53,6 +53,22 @@ inline knn_result knn_vote(const arma::umat& idx, const arma::uvec& y,
   return r;
 }
 
+// The classes voted by the ks[j] nearest of the neighbours idx (m x k,
+// nearest first, k >= max(ks)) for every j: m x ks.n_elem, 0-based classes,
+// each column what knn_vote() of the first ks[j] columns gives (the same
+// tie rule), from one neighbour search for several k.
+inline arma::umat knn_vote_ks(const arma::umat& idx, const arma::uvec& y,
+                              arma::uword p, const arma::uvec& ks) {
+  const arma::uword m = idx.n_rows;
+  arma::umat out(m, ks.n_elem);
+  for (arma::uword j = 0; j < ks.n_elem; ++j) {
+    if (ks[j] < 1 || ks[j] > idx.n_cols)
+      throw error("knn_vote_ks: every k must lie between 1 and the neighbours found");
+    out.col(j) = knn_vote(idx.cols(0, ks[j] - 1), y, p).cls;
+  }
+  return out;
+}
+
 inline knn_result knn_classify(const arma::mat& X, const arma::uvec& y,
                                arma::uword p, const arma::mat& Q, arma::uword k,
                                bool self, const context& ctx) {

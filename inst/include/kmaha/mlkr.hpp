@@ -42,19 +42,20 @@
 //    change of y (yhat follows y), and on the standardized scale the
 //    convergence test (relative to max(|f|, 1)) and lambda do not depend on
 //    the units of y.  f(0) is then about n - 1 (every prediction the mean).
-//  * The span of the centred training rows.  f depends on A only through
-//    A (x_i - x_j), i.e. through A B for an orthonormal basis B (D x r) of
-//    the span of the centred rows (span.hpp), and ||A||_F >= ||A B||_F.  When
-//    r < D (p >= n - 1, or collinear columns) the problem is solved on the
-//    coordinates X B (n x r) from the start A0 B; a start with more rows
-//    than r is first written A0 B = Q T (QR, Q d x r orthonormal) and the
-//    fit runs on T (r x r), which leaves every distance unchanged.  The map
-//    returned is (Q) A~ B' (d x D, or r x D from the identity start): it has
-//    the same objective value.  With lambda = 0 L-BFGS from A0 moves only
-//    within the span (every gradient's rows lie in it, and inner products
-//    of such matrices are preserved by B and Q), so the full-dimension fit
-//    is the returned map plus A0's component outside the span, which
-//    changes no distance between training points.
+//  * The span of the centred training rows, as for NCA (nca_span.hpp): f
+//    depends on A only through A (x_i - x_j), i.e. through A B for an
+//    orthonormal basis B (D x r) of the span of the centred rows
+//    (span.hpp: reducing_span()), and ||A||_F >= ||A B||_F.  When r < D
+//    (p >= n - 1, or collinear columns) the problem is solved on the
+//    coordinates X B (n x r) from the start A0 B (the identity: the r x r
+//    identity; a start with more rows than r: the same metric with r rows,
+//    fewer_rows()).  The map returned, A~ B', has D columns, at most r rows
+//    and the same objective value.  With lambda = 0 L-BFGS from A0 moves
+//    only within the span (every gradient's rows lie in it, and the inner
+//    products of such matrices are those of their coordinates on B), so
+//    the full-dimension fit from A0 gives the training points the distances
+//    of the returned map, plus A0's component outside the span, which
+//    changes no distance between them.
 //  * The start.  A0 empty means the identity (D x D, r x r in the span).
 //    With scale_start the start is multiplied by s = 1 / sqrt(median
 //    squared distance between the mapped training points) (pairs of at
@@ -451,7 +452,7 @@ struct mlkr_fit_options {
 };
 
 struct mlkr_fit_result {
-  arma::mat map;              // d x D (r x D from the identity in the span)
+  arma::mat map;              // d x D (at most r rows in the span)
   double value = 0.0;         // objective at map (standardized response)
   int iterations = 0;         // objective evaluations
   std::vector<double> trace;  // objective after each evaluation
@@ -494,23 +495,17 @@ inline mlkr_fit_result mlkr_fit(const arma::mat& X, const arma::vec& y,
   res.y_scale = sd;
   const arma::vec ys = (y - res.y_center) / sd;
   // the span of the centred rows, when smaller than R^D
-  const arma::mat B = o.span ? difference_span(X, k) : arma::mat();
+  const arma::mat B = o.span ? reducing_span(X, k, ctx.interrupt, "mlkr") : arma::mat();
   check_interrupt(ctx.interrupt);
   const bool reduce = !B.is_empty();
   const arma::mat Xr = reduce ? apply_map(X, arma::mat(B.t()), k) : X;
   const arma::uword Dr = Xr.n_cols;
   res.span_rank = reduce ? Dr : 0;
-  arma::mat A, Q;  // the start in the solver's coordinates; Q of the QR
+  arma::mat A;  // the start in the solver's coordinates
   if (A0.is_empty()) {
     A.eye(Dr, Dr);
   } else {
-    A = reduce ? arma::mat(A0 * B) : A0;
-    if (A.n_rows > A.n_cols) {
-      arma::mat T;
-      if (!arma::qr_econ(Q, T, A))
-        throw error(error_kind::numerical, "mlkr: QR decomposition of the start failed");
-      A = T;
-    }
+    A = fewer_rows(reduce ? arma::mat(A0 * B) : A0);
   }
   if (o.scale_start) {
     res.start_scale = mlkr_start_scale(Xr, A, k);
@@ -553,7 +548,6 @@ inline mlkr_fit_result mlkr_fit(const arma::mat& X, const arma::vec& y,
   res.fail = mr.fail;
   res.message = mr.message;
   res.isa = obj.isa_name();
-  if (!Q.is_empty()) Af = Q * Af;
   res.map = reduce ? apply_map(Af, B, k) : Af;  // A~ B'
   return res;
 }

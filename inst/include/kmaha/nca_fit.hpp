@@ -15,6 +15,11 @@
 // when the penalty at the rescaled start, lambda s^2 reg(A0), would exceed
 // the largest possible data term (n): with such a penalty the optimum is a
 // map near zero, which the unscaled fit reaches.
+//
+// Plain NCA works in the span of the centred training points when it has
+// fewer dimensions than the inputs (p >= n - 1, or collinear columns): the
+// same problem on r coordinates, its map returned on the D inputs (see
+// nca_span.hpp, which also says how the start is carried over).
 #ifndef KMAHA_NCA_FIT_HPP
 #define KMAHA_NCA_FIT_HPP
 
@@ -28,6 +33,7 @@
 #include "gemm.hpp"
 #include "minimizer.hpp"
 #include "nca.hpp"
+#include "nca_span.hpp"
 
 namespace kmaha {
 
@@ -36,6 +42,8 @@ struct nca_fit_options {
   int max_iter = 500;         // the minimiser's iterations
   double tol = 1e-5;          // relative reduction of f regarded as converged
   bool rescale_start = true;  // retry from a rescaled start (see above)
+  bool span = true;           // plain NCA in the span of the centred points
+                              // (false: on all D inputs, a reference for tests)
 };
 
 struct nca_fit_result {
@@ -51,6 +59,8 @@ struct nca_fit_result {
   int fail = 0;
   std::string message;        // the minimiser's own message
   std::string isa;            // instruction set of the kernels
+  arma::uword span_rank = 0;  // r when solved in the span, else 0
+  double start_log_norm = 0;  // log ||A0||_F of the start in the solver's coordinates
 };
 
 // Progress lines when verbose (the glue prints them); empty: silent.
@@ -104,15 +114,13 @@ inline nca_fit_result nca_minimize(const nca_objective& obj, const arma::mat& A0
   return r;
 }
 
-}  // namespace detail
-
-// Fit NCA (reg = nullptr) or kernel-trick NCA (X = reg = the Gram matrix)
-// on the rows of X (n x D) with 0-based labels y, from the start A0 (d x D).
-inline nca_fit_result nca_fit(const arma::mat& X, const arma::uvec& y,
-                              const arma::mat& A0, const arma::mat* reg,
-                              const nca_fit_options& o,
-                              const minimizer_fn& minimize, const log_fn& log,
-                              const context& ctx) {
+// The fit on the solver's coordinates X from the start A0 (d x D), with the
+// retry of a rescaled start.
+inline nca_fit_result nca_fit_on(const arma::mat& X, const arma::uvec& y,
+                                 const arma::mat& A0, const arma::mat* reg,
+                                 const nca_fit_options& o,
+                                 const minimizer_fn& minimize, const log_fn& log,
+                                 const context& ctx) {
   const nca_objective obj(X, y, o.lambda, reg, 0, ctx);
   if (A0.n_cols != X.n_cols)
     throw error("the start map must have one column per feature");
@@ -155,6 +163,33 @@ inline nca_fit_result nca_fit(const arma::mat& X, const arma::uvec& y,
     if (usable(s)) r = refit_scaled(s);
   }
   r.isa = obj.isa_name();
+  return r;
+}
+
+}  // namespace detail
+
+// Fit NCA (reg = nullptr) or kernel-trick NCA (X = reg = the Gram matrix)
+// on the rows of X (n x D) with 0-based labels y, from `start` (nca_span.hpp:
+// a d x D map, rows of the identity, or a start in the span's coordinates).
+// Plain NCA is solved in the span of the centred rows of X when it has
+// fewer than D dimensions (o.span); the map returned acts on X (d x D, at
+// most r rows then).
+inline nca_fit_result nca_fit(const arma::mat& X, const arma::uvec& y,
+                              const nca_start& start, const arma::mat* reg,
+                              const nca_fit_options& o,
+                              const minimizer_fn& minimize, const log_fn& log,
+                              const context& ctx) {
+  const nca_coords c = nca_solver_coords(X, start, o.span && reg == nullptr, ctx);
+  if (log && c.reduced()) {
+    std::ostringstream m;
+    m << "NCA in the " << c.basis.n_cols << "-dimensional span of the centred training points ("
+      << X.n_cols << " inputs)";
+    log(m.str());
+  }
+  nca_fit_result r = detail::nca_fit_on(c.inputs(X), y, c.A0, reg, o, minimize, log, ctx);
+  r.start_log_norm = log_frobenius(c.A0);
+  r.span_rank = c.reduced() ? c.basis.n_cols : 0;
+  r.map = c.to_inputs(r.map, ctx);
   return r;
 }
 

@@ -21,6 +21,18 @@
 // The batches (row indices) are drawn by the caller, so its random number
 // generator decides and the fit does not depend on the thread count except
 // through rounding in the objective's sums.
+//
+// Like the full-batch fit, it works in the span of the centred training
+// points when that has fewer dimensions than the inputs (nca_span.hpp):
+// every batch's differences lie in it, and so do the gradients of the batch
+// objectives.  Adam's steps are not invariant to a rotation of the
+// coordinates (they scale each coordinate by its own gradient history), so
+// the steps on the span's coordinates are not those the full-dimension
+// iteration would take on the same batches; they run on the same objective,
+// with the step size relative to the start in those coordinates, and move
+// nothing outside the span (the full-dimension iteration moves the start's
+// component there too, which no batch objective sees).  At p >> n the
+// full-dimension iteration would hold three d x D matrices with d up to D.
 #ifndef KMAHA_NCA_MINIBATCH_HPP
 #define KMAHA_NCA_MINIBATCH_HPP
 
@@ -29,6 +41,7 @@
 #include <string>
 #include "common.hpp"
 #include "nca.hpp"
+#include "nca_span.hpp"
 
 namespace kmaha {
 
@@ -36,6 +49,7 @@ struct nca_minibatch_options {
   double lambda = 0.0;          // weight of ||A||_F^2
   double learning_rate = 0.02;  // relative to the rms row norm of A0
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool span = true;             // in the span of the centred points (see above)
 };
 
 struct nca_minibatch_result {
@@ -43,25 +57,31 @@ struct nca_minibatch_result {
   arma::vec trace;       // per step: batch objective scaled to n points
   double objective = 0;  // mean of trace over the last min(50, steps) steps
   std::string isa;       // instruction set of the objective's compiled copy
+  arma::uword span_rank = 0;  // r when solved in the span, else 0
+  double start_log_norm = 0;  // log ||A0||_F in the solver's coordinates
 };
 
-// X: n x D rows, y: 0-based labels, A0: d x D start, batches: b x steps
-// 0-based row indices (one column per step).  Each batch's objective (without
-// penalty) runs on the context's threads and instruction set.
-inline nca_minibatch_result nca_minibatch(const arma::mat& X,
+// X: n x Din rows, y: 0-based labels, start: the d x Din start (nca_span.hpp),
+// batches: b x steps 0-based row indices (one column per step).  Each
+// batch's objective (without penalty) runs on the context's threads and
+// instruction set.  The map returned acts on X (d x Din; at most r rows when
+// solved in the span).
+inline nca_minibatch_result nca_minibatch(const arma::mat& Xin,
                                           const arma::uvec& y,
-                                          const arma::mat& A0,
+                                          const nca_start& start,
                                           const arma::umat& batches,
                                           const nca_minibatch_options& o,
                                           const context& ctx) {
-  const arma::uword n = X.n_rows, b = batches.n_rows, steps = batches.n_cols;
+  const arma::uword n = Xin.n_rows, b = batches.n_rows, steps = batches.n_cols;
   if (y.n_elem != n) throw error("nca: labels and rows differ in length");
-  if (A0.n_cols != X.n_cols) throw error("nca: the map must have one column per feature");
   if (b < 2) throw error("nca: a batch needs at least two rows");
   if (steps == 0) throw error("nca: at least one step is needed");
   if (batches.max() >= n) throw error("nca: batch index out of range");
   if (!(o.lambda >= 0.0) || !(o.learning_rate > 0.0))
     throw error("nca: lambda must be >= 0 and the learning rate > 0");
+  const nca_coords coords = nca_solver_coords(Xin, start, o.span, ctx);
+  const arma::mat& X = coords.inputs(Xin);
+  const arma::mat& A0 = coords.A0;
   const double rms_row = arma::norm(A0, "fro") / std::sqrt(static_cast<double>(A0.n_rows));
   if (!(rms_row > 0.0)) throw error("nca: the starting map must not be zero");
   const double lr0 = o.learning_rate * rms_row;
@@ -110,6 +130,9 @@ inline nca_minibatch_result nca_minibatch(const arma::mat& X,
   }
   const arma::uword last = std::min<arma::uword>(50, steps);
   r.objective = arma::mean(r.trace.tail(last));
+  r.start_log_norm = log_frobenius(A0);
+  r.span_rank = coords.reduced() ? coords.basis.n_cols : 0;
+  r.A = coords.to_inputs(r.A, ctx);
   return r;
 }
 

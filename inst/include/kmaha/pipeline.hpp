@@ -252,6 +252,23 @@ inline knn_result pipeline_classify(const pipeline_model& m, const arma::mat& x,
   return knn_classify(*m.embedding, m.y, m.classes, z, k, false, ctx);
 }
 
+// The classes of each new point voted by its ks[j] nearest reference
+// points, for every j (n_new x ks.n_elem, 0-based): one transform and one
+// neighbour search for all the k (a cross-validation fold scores several k
+// at once, see knn_vote_ks()).
+inline arma::umat pipeline_classify_ks(const pipeline_model& m, const arma::mat& x,
+                                       const arma::mat* Kx, const arma::uvec& ks,
+                                       const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  detail::check_reference(m, z.n_cols);
+  if (ks.is_empty()) throw error("pipeline: no k to vote with");
+  const arma::uword kmax = ks.max();
+  if (ks.min() < 1 || kmax > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
+  return knn_vote_ks(idx, m.y, m.classes, ks);
+}
+
 // Leave-one-out votes of the reference points themselves (each left out of
 // its own neighbours): the fitted classes of the training points.
 inline knn_result pipeline_loo(const pipeline_model& m, arma::uword k,
@@ -278,6 +295,31 @@ inline arma::vec pipeline_regress(const pipeline_model& m, const arma::mat& x,
   if (k < 1 || k > m.embedding->n_rows)
     throw error("pipeline: k must lie between 1 and the number of reference points");
   return knn_regress(*m.embedding, m.response, z, k, false, w, ctx);
+}
+
+// The same for several k at once (n_new x ks.n_elem): one transform and one
+// neighbour search, column j the mean over the ks[j] nearest (a
+// cross-validation fold scores several k, as pipeline_classify_ks()).
+inline arma::mat pipeline_regress_ks(const pipeline_model& m, const arma::mat& x,
+                                     const arma::mat* Kx, const arma::uvec& ks,
+                                     knn_weights w, const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  if (m.embedding == nullptr)
+    throw error("pipeline: the model needs a reference embedding to predict");
+  if (m.embedding->n_cols != z.n_cols)
+    throw error("pipeline: the reference embedding must have one column per learned coordinate");
+  if (m.response.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one response per reference point is needed");
+  if (ks.is_empty()) throw error("pipeline: no k to predict with");
+  const arma::uword kmax = ks.max();
+  if (ks.min() < 1 || kmax > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
+  arma::mat out(z.n_rows, ks.n_elem);
+  for (arma::uword j = 0; j < ks.n_elem; ++j)
+    out.col(j) = knn_weighted_mean(*m.embedding, m.response, z,
+                                   arma::umat(idx.cols(0, ks[j] - 1)), w, ctx);
+  return out;
 }
 
 // Leave-one-out regression of the reference points themselves: the fitted

@@ -11,7 +11,7 @@
 // take no part in their fold's KPCA or map).  A metric, not the plain KPCA
 // coordinates, is what the learners use: on two thin concentric rings the
 // leading components of the best bandwidths do not separate the rings by
-// themselves, a metric on them does (bench/screen-study.R).
+// themselves, a metric on them does (bench/studies/screen-study.R).
 //
 // Which kernels are screened:
 //  * a kernel that is numerically degenerate on a fold's training rows

@@ -5,9 +5,11 @@
 // Learners whose objective depends on a metric only through differences of
 // points (LMNN, DNE) can work in these r coordinates instead of all D when
 // r < D (p >> n, or kernel PCA coordinates / kernel rows with a
-// rank-deficient kernel).  One routine, centred_row_span(), serves both:
+// rank-deficient kernel).  One routine, centred_row_span(), serves them:
 // LMNN takes its basis through difference_span(), DNE the basis, the
-// points' coordinates in it and the eigenpairs (for its retention).
+// points' coordinates in it and the eigenpairs (for its retention), NCA
+// its basis through reducing_span(), which also finds collinear columns
+// when there are fewer columns than rows (centred_column_span()).
 #ifndef KMAHA_SPAN_HPP
 #define KMAHA_SPAN_HPP
 
@@ -109,6 +111,63 @@ inline arma::mat difference_span(const arma::mat& X, isa kernels,
   const arma::uword n = X.n_rows, D = X.n_cols;
   if (n == 0 || n - 1 >= D) return arma::mat();
   return centred_row_span(X, kernels, rtol, "difference_span").basis;
+}
+
+// The basis of the same span from the D x D matrix Xc' Xc = V diag(s) V'
+// (Xc = X - 1 mean'): its eigenvectors with eigenvalue above rtol times the
+// largest, none when Xc is zero.  For X with more rows than columns: cost
+// O(n D^2 + D^3), memory O(D^2), where centred_row_span() would need the
+// n x n Gram matrix.  The product is polled through `interrupt`.
+inline arma::mat centred_column_span(const arma::mat& X, isa kernels, double rtol,
+                                     const char* who, const interrupt_fn& interrupt) {
+  const arma::mat Xc = X.each_row() - arma::mean(X, 0);
+  const arma::mat C = product(kernels, Xc, true, Xc, false, interrupt);
+  arma::mat V;
+  arma::vec s;
+  detail::centred_gram_eigen(C, V, s, who, rtol);
+  return V;
+}
+
+// The basis B (D x r) of the span of the centred rows of X when that span
+// has fewer dimensions than X has columns, else an empty matrix (as when
+// all rows are equal and the span has no direction).  With n - 1 < D the
+// span always has r <= n - 1 < D dimensions: the basis of
+// centred_row_span(), with rtol_wide as difference_span().  Otherwise
+// r < D only for collinear columns, found from Xc'Xc, whose eigenvalues
+// carry rounding errors of about eps times the largest: only directions
+// below rtol_tall (default 1e-12) of the largest, i.e. collinear up to
+// rounding, are dropped, and columns of very different scales (unscaled
+// inputs in different units) keep all their directions.  The centred rows
+// are first divided by a power of two near their largest absolute entry
+// (the span does not change), so that the Gram matrix neither overflows
+// nor underflows for inputs of extreme scale; centred rows that are zero
+// or not finite give no reduction.
+inline arma::mat reducing_span(const arma::mat& X, isa kernels,
+                               const interrupt_fn& interrupt, const char* who,
+                               double rtol_wide = 1e-10, double rtol_tall = 1e-12) {
+  const arma::uword n = X.n_rows, D = X.n_cols;
+  if (n == 0 || D == 0) return arma::mat();
+  arma::mat Xc = X.each_row() - arma::mean(X, 0);
+  const double top = arma::abs(Xc).max();
+  if (!(top > 0.0) || !std::isfinite(top)) return arma::mat();
+  int e = 0;
+  std::frexp(top, &e);
+  Xc *= std::ldexp(1.0, -e);
+  arma::mat B = n - 1 < D ? centred_row_span(Xc, kernels, rtol_wide, who).basis
+                          : centred_column_span(Xc, kernels, rtol_tall, who, interrupt);
+  check_interrupt(interrupt);
+  if (B.n_cols == 0 || B.n_cols >= D) return arma::mat();
+  return B;
+}
+
+// A map with more rows than columns: the same metric with fewer rows
+// (L' L = T' T, T the triangular factor of a QR decomposition).  The
+// reductions to the span give a start L0 B (d x r) such a form when d > r.
+inline arma::mat fewer_rows(const arma::mat& L) {
+  if (L.n_rows <= L.n_cols) return L;
+  arma::mat Q, T;
+  if (!arma::qr_econ(Q, T, L)) throw error(error_kind::numerical, "span: QR decomposition failed");
+  return T;
 }
 
 }  // namespace kmaha

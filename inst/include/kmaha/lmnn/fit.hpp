@@ -100,15 +100,6 @@ inline bool low_rank_applies(bool identity, arma::uword D, const problem& P,
          P.Xt.n_cols <= o.dense_max;
 }
 
-// A start with more rows than columns: the same metric with fewer rows
-// (L' L = T' T, T the triangular factor of a QR decomposition).
-inline arma::mat fewer_rows(const arma::mat& L) {
-  if (L.n_rows <= L.n_cols) return L;
-  arma::mat Q, T;
-  if (!arma::qr_econ(Q, T, L)) throw error(error_kind::numerical, "lmnn: QR decomposition failed");
-  return T;
-}
-
 // The solvers on problem P in its own coordinates (regulariser lambda
 // ||L||_F^2, or lambda tr(M P.R) for the M solver), from the start L0 (d x D
 // in P's coordinates).  The L-form solver works on whitened coordinates

@@ -154,49 +154,6 @@ inline void lap_add(const arma::mat& F, arma::uword a, arma::uword b, double w,
   }
 }
 
-// Multiply-adds between two interrupt polls in the products below (about
-// 0.05-0.2 s of the core's product kernel).
-constexpr double poll_flops = 2.5e8;
-
-// C = op(A) op(B) for column-major matrices (op: transpose when the flag is
-// set), through the core's product kernel (kmaha/gemm.hpp).  With an
-// interrupt callback, a product of more than poll_flops multiply-adds runs
-// in blocks of columns of C with a poll after each block, so that no large
-// product runs without one (the result does not depend on the blocking:
-// each column of C is one product of its own).
-inline void product(isa s, const arma::mat& A, bool ta, const arma::mat& B,
-                    bool tb, arma::mat& C, gemm_buffers& buf,
-                    const interrupt_fn* interrupt = nullptr) {
-  const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
-  const arma::uword n = tb ? B.n_rows : B.n_cols;
-  C.set_size(m, n);
-  const cview a = ta ? cview::transposed(A.memptr(), A.n_rows)
-                     : cview::col_major(A.memptr(), A.n_rows);
-  const double work = static_cast<double>(m) * static_cast<double>(k);
-  arma::uword step = n;
-  if (interrupt && work * static_cast<double>(n) > poll_flops)
-    step = std::max<arma::uword>(
-        1, static_cast<arma::uword>(poll_flops / std::max(work, 1.0)));
-  for (arma::uword c0 = 0; c0 < n; c0 += step) {
-    const arma::uword nb = std::min(step, n - c0);
-    // columns c0.. of op(B): columns of B, or rows of B when transposed
-    const cview b = tb ? cview::transposed(B.memptr() + c0, B.n_rows)
-                       : cview::col_major(B.colptr(c0), B.n_rows);
-    gemm(s, m, nb, k, a, b, C.colptr(c0), 1, m, false, buf);
-    if (interrupt) check_interrupt(*interrupt);
-  }
-}
-
-// The same with the product's own scratch memory.
-inline arma::mat product(isa s, const arma::mat& A, bool ta,
-                         const arma::mat& B, bool tb,
-                         const interrupt_fn& interrupt) {
-  arma::mat C;
-  gemm_buffers buf;
-  product(s, A, ta, B, tb, C, buf, &interrupt);
-  return C;
-}
-
 // Solve T X = B for X in place (B becomes X) with T triangular (lower when
 // `lower`), in blocks of the columns of B with an interrupt poll after each
 // block when the work is large (as product()).

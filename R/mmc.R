@@ -1,0 +1,188 @@
+#' Metric learning with side information (MMC)
+#'
+#' Learns the Mahalanobis metric \eqn{d_M(x, x')^2 = (x - x')^\top M (x -
+#' x')} that keeps pairs known to be similar close while keeping pairs known
+#' to be dissimilar apart (Xing, Ng, Jordan and Russell, 2003; the learner the
+#' paper cites as "MMC"). The problem
+#' \deqn{\min_{M \succeq 0} \sum_{(i,j) \in S} d_M(x_i, x_j)^2 \quad
+#'   \textrm{s.t.} \quad \sum_{(i,j) \in D} d_M(x_i, x_j) \ge 1}
+#' (S the similar pairs, D the dissimilar ones) is solved in the paper's
+#' equivalent form, which fixes the scale the other way:
+#' \deqn{\max_{M \succeq 0} g(M) = \sum_{D} d_M(x_i, x_j) \quad
+#'   \textrm{s.t.} \quad f(M) = \sum_{S} d_M(x_i, x_j)^2 \le 1.}
+#' It is convex, and at its optimum \eqn{f(M) = 1}. The reported `objective`
+#' is \eqn{g(M)} and `constraint` is \eqn{f(M)}.
+#'
+#' **Full matrix** (`diagonal = FALSE`, the paper's Fig. 1): projected
+#' gradient ascent from \eqn{M = I / f(I)}. Each step follows the gradient of
+#' \eqn{g} made orthogonal to that of \eqn{f}, then projects onto
+#' \eqn{\{f \le 1\}} and onto the positive semi-definite cone (eigenvalues
+#' clipped at 0, by the package's symmetric eigensolver), alternately until
+#' \eqn{f \le 1}, and finally rescales \eqn{M} to \eqn{f(M) = 1} (which
+#' keeps it positive semi-definite and can only raise \eqn{g}). A step is
+#' kept when it raises \eqn{g} (the step size then grows by half), else undone
+#' and the step size halved. The run stops when a kept step raises \eqn{g}
+#' by less than `tol` relative, or no step raises it any more. Each step
+#' costs an eigen-decomposition of a D x D matrix. The optimum is often of
+#' low rank, where \eqn{g} is not smooth (a dissimilar pair's distance
+#' vanishes); the algorithm then approaches it slowly, and the last few
+#' tenths of a percent of \eqn{g} may take thousands of steps.
+#'
+#' **Diagonal** (`diagonal = TRUE`, the paper's section 2.2):
+#' \eqn{M = \mathrm{diag}(a)} minimising the paper's
+#' \eqn{h(a) = f(a) - \log g(a)}, \eqn{a \ge 0}, by L-BFGS in
+#' \eqn{a = w^2}. Minimising \eqn{h} over the scale of \eqn{a} gives
+#' \eqn{f = 1/2}, where \eqn{h} is a constant minus
+#' \eqn{\log(g/\sqrt{f})}, so its minimiser, rescaled to \eqn{f = 1}, solves
+#' the problem above over diagonal matrices; that is what is returned (with
+#' `h`, the paper's objective at its minimiser). Cheap for any D.
+#'
+#' **Pairs.** Give them as `pairs`, a two-column matrix of row indices of
+#' `x` (one pair per row), and `similar`, one value per pair: 1 (similar) or
+#' -1 (dissimilar). Both kinds must occur; a pair may not join a row to
+#' itself nor be marked both ways. Or give class labels `y` only: then
+#' `n_pairs` pairs are drawn at random with R's random number generator
+#' ([set.seed()] reproduces them), half of them similar (uniform among pairs
+#' of rows of the same class), half dissimilar (uniform among pairs of rows of
+#' different classes), without repeats; the default, \eqn{40 c^2} for
+#' \eqn{c} classes, is metric-learn's \eqn{20 c^2} pairs of each kind. The
+#' pairs used are returned as `pairs`. With both `pairs` and `y`, the pairs
+#' are learned from and `y` labels the training points for classification;
+#' without `y` the model only transforms.
+#'
+#' **p >> n** (full matrix): every pair difference lies in the span of the
+#' centred training rows, and so does every update; when
+#' `ncol(x) >= nrow(x)` the problem is solved on the points' coordinates in
+#' that span (no D x D matrix is formed, `metric` is `NULL`). The
+#' full-dimension solution differs only off the span, by a term that is the
+#' same for every training point, so nearest neighbours among the training
+#' points are unchanged.
+#'
+#' @param x A numeric matrix or data frame, one observation per row.
+#' @param y `NULL`, or class labels (a factor, or a vector coerced to one):
+#'   the source of pairs when `pairs` is `NULL`, and the labels the model
+#'   classifies with.
+#' @param pairs `NULL`, or a two-column matrix of row indices of `x`.
+#' @param similar With `pairs`: 1 (similar) or -1 (dissimilar) per pair.
+#' @param diagonal If `TRUE`, learn a diagonal metric.
+#' @param n_pairs Number of pairs drawn from `y` (when `pairs` is `NULL`);
+#'   `NULL` for \eqn{40 c^2}.
+#' @param max_iter Maximum number of gradient steps (full) or L-BFGS
+#'   iterations (diagonal).
+#' @param tol Convergence tolerance: relative increase of \eqn{g} per step
+#'   (full), relative decrease of \eqn{h} (diagonal).
+#' @param scale If `TRUE`, columns are centred and scaled to unit variance
+#'   before fitting (the scaling is stored and reapplied by [predict()]).
+#' @param formula A formula `class ~ predictors`.
+#' @param data,subset,na.action As in [stats::lm()].
+#' @param ... Passed from the formula method to the default method.
+#' @return An object of class `c("kmaha_mmc", "kmaha_linear")` (see
+#'   [kmaha-model]), whose map `L` has \eqn{L^\top L = M}, with in addition
+#'   `pairs` (`list(pairs, similar)`, the pairs used), `constraint`
+#'   (\eqn{f(M)}), `metric` (\eqn{M}; `NULL` when solved in the span or for
+#'   more than 500 columns) and, for the diagonal metric, `weights`
+#'   (\eqn{a}) and `h`.
+#' @references Xing E. P., Ng A. Y., Jordan M. I., Russell S. (2003) Distance
+#'   metric learning, with application to clustering with side-information.
+#'   *Advances in Neural Information Processing Systems 15*, 505--512.
+#' @examples
+#' set.seed(1)
+#' fit <- mmc(Species ~ ., data = iris)
+#' fit
+#' fit$constraint
+#' fitd <- mmc(iris[, 1:4], iris$Species, diagonal = TRUE)
+#' fitd$weights
+#' # pairs given directly
+#' pr <- rbind(c(1, 2), c(51, 52), c(1, 51), c(2, 101))
+#' fitp <- mmc(iris[, 1:4], pairs = pr, similar = c(1, 1, -1, -1))
+#' predict(fitp, iris[1:3, 1:4], type = "transform")
+#' @export
+mmc <- function(x, ...) UseMethod("mmc")
+
+#' @rdname mmc
+#' @export
+mmc.default <- function(x, y = NULL, pairs = NULL, similar = NULL, diagonal = FALSE,
+                        n_pairs = NULL, max_iter = 500, tol = 1e-6, scale = TRUE, ...) {
+  check_dots_empty("mmc()", ...)
+  pair_front_end("mmc", x, y, pairs, similar, scale, match.call(),
+                 list(pairs = pairs, similar = similar, diagonal = diagonal, n_pairs = n_pairs,
+                      max_iter = max_iter, tol = tol))
+}
+
+#' @rdname mmc
+#' @export
+mmc.formula <- function(formula, data, subset, na.action, ...) {
+  formula_method(match.call(), parent.frame(), mmc.default, list(...), "mmc")
+}
+
+# The front end of the pair learners mmc() and itml(): inputs, labels and
+# pairs checked, then the model.
+pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
+  fun <- paste0(name, "()")
+  x <- check_x(x, "x")
+  if (is.null(pairs) && !is.null(similar)) {
+    stopf("`similar` is given without `pairs`: give both, or neither (pairs are then drawn from `y`).")
+  }
+  if (is.null(y) && is.null(pairs)) {
+    stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
+  }
+  if (!is.null(y)) y <- check_y(y, nrow(x), "y")
+  ctx <- kmaha_context()
+  spec <- public_spec(name, args)
+  if (!is.null(pairs)) {
+    pr <- check_pairs(pairs, similar, nrow(x), fun)
+    spec$opts$pairs <- pr$pairs
+    spec$opts$similar <- pr$similar
+  }
+  scale <- check_flag(scale, "scale")
+  fit <- fit_model(x, y, feature_identity(), spec, ctx,
+                   scale = if (scale) TRUE else NA, class = paste0("kmaha_", name),
+                   call = model_call(call, name))
+  o <- spec$opts
+  fit$settings <- c(o[setdiff(names(o), c("pairs", "similar"))],
+                    list(n_pairs = nrow(fit$pairs$pairs),
+                         pairs = if (is.null(pairs)) "drawn from y" else "given",
+                         scale = scale))
+  fit$settings <- fit$settings[!vapply(fit$settings, is.null, NA)]
+  fit
+}
+
+# The options of MMC (builtin_spec()); pairs are checked against the rows
+# where those are known (pair_front_end(), learner_pairs()).
+mmc_opts <- function(args, argname) {
+  get_arg <- function(a) if (a %in% names(args)) args[[a]] else learner_default("mmc", a)
+  n_pairs <- get_arg("n_pairs")
+  list(pairs = args$pairs, similar = args$similar,
+       diagonal = check_flag(get_arg("diagonal"), argname("diagonal")),
+       n_pairs = if (!is.null(n_pairs)) check_count(n_pairs, argname("n_pairs"), lower = 2L),
+       max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
+       tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE))
+}
+
+# The fitter (fit_map()): coordinates z (n x r); labels y (the source of
+# pairs when none are given; may be NULL otherwise).
+fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE) {
+  pr <- learner_pairs(o, z, y, "mmc()")
+  zz <- z
+  dimnames(zz) <- NULL
+  res <- core_mmc_fit(zz, pr$pairs, pr$similar, o$diagonal, o$max_iter, o$tol, ctx)
+  if (!res$converged) {
+    warnf("mmc() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+          res$stop, as.integer(res$iterations),
+          if (o$diagonal) "evaluations" else "steps")
+  }
+  span <- res$span_rank > 0L
+  list(map = res$L,
+       convergence = list(
+         iterations = as.integer(res$iterations), objective = res$objective,
+         trace = res$trace, converged = res$converged, stop = res$stop,
+         message = sprintf("%s; %d similar and %d dissimilar pairs%s",
+                           if (o$diagonal) "diagonal metric by L-BFGS on the paper's h(a) = f(a) - log g(a)"
+                           else "full metric by projected gradient ascent",
+                           sum(pr$similar == 1), sum(pr$similar == -1),
+                           if (span) sprintf(" (in the %d-dimensional span of the centred training points)",
+                                             res$span_rank) else "")),
+       details = list(pairs = pr, constraint = res$constraint,
+                      weights = if (o$diagonal) res$a, h = if (o$diagonal) res$h,
+                      metric = if (store_metric && !span && !o$diagonal) res$M))
+}

@@ -1,0 +1,157 @@
+# Benchmark of the learners of issue 34 against CRAN implementations:
+# 1-NN test accuracy and fit time of kmaha's lfda(), rca(), mmc() and itml()
+# next to lfda::lfda() and dml::rca(), dml::GdmFull(), dml::GdmDiag() (the
+# anchors), on the paper's data sets in the paper's protocol (bench/common.R
+# paper_split(): 200 random training rows, 100 for Glass and Iris, the rest
+# for testing) plus mlbench's Sonar, Vehicle and Vowel (200 training rows,
+# at most half the set), several splits.
+#
+# Every method sees the same standardized training inputs (the training
+# rows' mean and sd), the same labels, and for the pair learners the same
+# pairs (kmaha's draw from the labels, 40 c^2 pairs, half similar); the
+# 1-NN vote is the same function for all (kmaha::knn_classify() on the
+# mapped rows).  Defaults: LFDA k = 7 and the weighted metric (ours),
+# knn = 5 and the orthonormalized metric (lfda::lfda's defaults), both of
+# full dimension; RCA with the classes as chunklets; MMC full and diagonal;
+# ITML has no R anchor (metric-learn is Python), so the Euclidean metric is
+# its reference.  Times are elapsed seconds of the fitting call alone, on
+# one thread (run with the environment below).  An anchor's error is
+# recorded in the column `error` (accuracy NA): dml::GdmFull() fails for
+# any number of columns but 3 (its projection reshapes with a hard-coded
+# matrix(x, 3, 3)); lfda::lfda() stops when a class has fewer than knn + 1
+# rows; dml::GdmDiag() is cut by the time limit below.  dml::rca() takes the
+# chunklets as a list of row indices and centres them with a recycling
+# mistake (a matrix minus a vector of column means), so its map is not
+# C^(-1/2) of the chunklet covariance; it is run as it is.
+#
+# Second part: LFDA at 2 000 training rows of Satellite (D = 36), median of
+# 3 fits of each, ours vs lfda::lfda (both full dimension).
+#
+# Usage:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 KMAHA_NUM_THREADS=1 \
+#           KMAHA_DATA_DIR=/work/shared/data KMAHA_LIB=/tmp/lib-learners \
+#           R_LIBS=/usr/local/lib/R/kmaha-suggests Rscript bench/learners-new.R
+# Output: bench/results/learners_new.csv (one row per data set, split and
+#         method) and bench/results/learners_new_lfda_2000.csv.
+# Env:    KMAHA_BENCH_SPLITS (default 5), KMAHA_BENCH_SETS (comma list).
+
+lib <- Sys.getenv("KMAHA_LIB")
+if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages({
+  library(kmaha)
+  requireNamespace("lfda")
+  requireNamespace("dml")
+})
+options(kmaha.num_threads = 1L)
+source("bench/common.R")
+
+n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "5"))
+sets <- env_list("KMAHA_BENCH_SETS",
+                 c("iris", "glass", "balance", "breast_cancer", "ionosphere", "pima",
+                   "yeast", "satellite", "musk2", "Sonar", "Vehicle", "Vowel"))
+
+mlbench_split <- function(name, s) {
+  e <- new.env()
+  utils::data(list = name, package = "mlbench", envir = e)
+  d <- e[[name]]
+  y <- d[[ncol(d)]]
+  x <- d[, -ncol(d), drop = FALSE]
+  x <- as.matrix(as.data.frame(lapply(x, function(v) as.numeric(as.character(v)))))
+  set.seed(1000 * s + 77)
+  tr <- sample(nrow(x), min(200L, nrow(x) %/% 2L))
+  keep <- apply(x[tr, , drop = FALSE], 2, stats::sd) > 0
+  list(x = x[tr, keep, drop = FALSE], y = droplevels(y[tr]),
+       xte = x[-tr, keep, drop = FALSE], yte = y[-tr])
+}
+
+get_split <- function(name, s) {
+  if (name %in% paper_datasets()$name) paper_split(name, s) else mlbench_split(name, s)
+}
+
+acc_1nn <- function(ztr, y, zte, yte) {
+  mean(as.character(knn_classify(ztr, droplevels(y), zte, k = 1)$class) == as.character(yte))
+}
+
+# The fitting call's value (or its error) and elapsed time; anchors are cut
+# at KMAHA_BENCH_LIMIT seconds (default 60; their R loops honour
+# setTimeLimit()), recorded as an error.
+limit_s <- as.numeric(Sys.getenv("KMAHA_BENCH_LIMIT", "60"))
+timed <- function(expr) {
+  setTimeLimit(elapsed = limit_s, transient = TRUE)
+  on.exit(setTimeLimit(elapsed = Inf))
+  t <- system.time(v <- tryCatch(expr, error = function(e) e))[["elapsed"]]
+  setTimeLimit(elapsed = Inf)
+  list(value = v, time = t)
+}
+
+rows <- list()
+add <- function(...) rows[[length(rows) + 1L]] <<- data.frame(..., stringsAsFactors = FALSE)
+
+for (ds in sets) {
+  for (s in seq_len(n_splits)) {
+    sp <- get_split(ds, s)
+    if (is.null(sp)) next
+    mu <- colMeans(sp$x)
+    sdv <- apply(sp$x, 2, stats::sd)
+    xs <- scale(sp$x, mu, sdv)
+    xte <- scale(sp$xte, mu, sdv)
+    attributes(xs)[c("scaled:center", "scaled:scale")] <- NULL
+    attributes(xte)[c("scaled:center", "scaled:scale")] <- NULL
+    y <- sp$y
+    yte <- sp$yte
+    D <- ncol(xs)
+    set.seed(s)
+    pr <- kmaha:::draw_pairs(y, kmaha:::default_n_pairs(y))
+    simi <- pr$pairs[pr$similar == 1, , drop = FALSE]
+    dism <- pr$pairs[pr$similar == -1, , drop = FALSE]
+    base <- list(dataset = ds, split = s, n_train = nrow(xs), D = D)
+    record <- function(learner, impl, res, map_fun) {
+      v <- res$value
+      acc <- if (inherits(v, "error")) NA_real_ else
+        tryCatch(acc_1nn(map_fun(v, xs), y, map_fun(v, xte), yte), error = function(e) NA_real_)
+      do.call(add, c(base, list(learner = learner, impl = impl, accuracy = acc,
+                                time_s = res$time,
+                                error = if (inherits(v, "error")) conditionMessage(v) else "")))
+    }
+    ours <- function(v, z) z %*% t(v$L)
+    record("euclidean", "none", list(value = NULL, time = 0), function(v, z) z)
+    record("lfda", "kmaha", timed(kmaha::lfda(xs, y, scale = FALSE)), ours)
+    record("lfda", "lfda::lfda", timed(lfda::lfda(xs, y, r = D)), function(v, z) z %*% v$T)
+    record("rca", "kmaha", timed(suppressWarnings(rca(xs, y, scale = FALSE))), ours)
+    record("rca", "dml::rca", timed(dml::rca(xs, unname(split(seq_along(y), y)))),
+           function(v, z) z %*% v$A)
+    record("mmc_full", "kmaha", timed(mmc(xs, y, pairs = pr$pairs, similar = pr$similar,
+                                           scale = FALSE)), ours)
+    record("mmc_full", "dml::GdmFull", timed(dml::GdmFull(xs, simi, dism)),
+           function(v, z) z %*% v$dmlA)
+    record("mmc_diag", "kmaha", timed(mmc(xs, y, pairs = pr$pairs, similar = pr$similar,
+                                           diagonal = TRUE, scale = FALSE)), ours)
+    record("mmc_diag", "dml::GdmDiag", timed(dml::GdmDiag(xs, simi, dism)),
+           function(v, z) z %*% v$dmlA)
+    record("itml", "kmaha", timed(suppressWarnings(itml(xs, y, pairs = pr$pairs,
+                                                         similar = pr$similar, scale = FALSE))),
+           ours)
+    cat(sprintf("%s split %d done\n", ds, s))
+  }
+}
+res <- do.call(rbind, rows)
+dir.create("bench/results", showWarnings = FALSE)
+utils::write.csv(res, "bench/results/learners_new.csv", row.names = FALSE)
+
+# Summary: mean accuracy and median time per data set, learner, implementation.
+agg <- stats::aggregate(cbind(accuracy, time_s) ~ dataset + learner + impl, res,
+                        function(v) c(mean = mean(v)), na.action = na.pass)
+print(agg[order(agg$dataset, agg$learner, agg$impl), ], row.names = FALSE)
+
+# LFDA at 2 000 rows.
+sat <- kmaha_data("satellite")
+set.seed(1)
+tr <- sample(nrow(sat), 2000)
+x2 <- scale(as.matrix(sat[tr, setdiff(names(sat), "class")]))
+y2 <- sat$class[tr]
+t_ours <- replicate(3, system.time(kmaha::lfda(x2, y2, scale = FALSE))[["elapsed"]])
+t_theirs <- replicate(3, system.time(lfda::lfda(x2, y2, r = ncol(x2)))[["elapsed"]])
+big <- data.frame(n = 2000, D = ncol(x2), kmaha_s = stats::median(t_ours),
+                  lfda_pkg_s = stats::median(t_theirs),
+                  speedup = stats::median(t_theirs) / stats::median(t_ours))
+print(big)
+utils::write.csv(big, "bench/results/learners_new_lfda_2000.csv", row.names = FALSE)
