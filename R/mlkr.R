@@ -26,11 +26,12 @@
 #' regression, where the objective is nearly flat. From the scaled start
 #' each point is predicted by a smooth average over many neighbours, and the
 #' fit sharpens the kernel along the informative directions. In
-#' `bench/mlkr.R`, on Friedman 1 with 40 noise columns (D = 50) the unscaled
-#' identity stalled at an objective of 56 (held-out RMSE 4.9, worse than
-#' Euclidean k-NN) against 3.2 from the scaled start (RMSE 3.3); on the
-#' three sets with D <= 13 the two starts ended within 3% in objective and
-#' 6% in held-out RMSE. `"identity"`, `"pca"` and `"random"` (as for
+#' `bench/studies/mlkr-defaults.R`, on Friedman 1 with 40 noise columns
+#' (D = 50) the unscaled identity stalled at an objective of 52 (held-out
+#' RMSE 5.0, worse than Euclidean k-NN's 4.3) against 3.2 from the scaled
+#' start (RMSE 3.3 with the default predictor); on the three sets with
+#' D <= 13 the unscaled identity ended up to 4% lower in objective and up
+#' to 6% lower in the held-out RMSE of MLKR's kernel regression. `"identity"`, `"pca"` and `"random"` (as for
 #' [nca()]) and a matrix are used as given, unscaled.
 #'
 #' **More columns than rows.** The objective depends on \eqn{A} only through
@@ -52,12 +53,14 @@
 #' the kernel the map was fitted for: with `k` = all training points this
 #' is MLKR's own kernel regression, and the leave-one-out error of
 #' [fitted()][kmaha-model] is then the objective's. On held-out data
-#' (`bench/mlkr.R`, `bench/results/mlkr_defaults.csv`: BostonHousing, two
+#' (`bench/studies/mlkr-defaults.R`, results in
+#' `bench/studies/results/mlkr_defaults.csv`: BostonHousing, two
 #' Friedman simulations and Friedman 1 with 40 noise columns, 5 random
 #' splits each) the default's RMSE was within 4% of the best of the
 #' predictors tried (k = 5, 10, 20; the three weights) on every set, and
-#' 8-12% below MLKR's own kernel regression on three of the four (2% above
-#' it on Friedman 2); every MLKR predictor beat Euclidean k-NN.
+#' 8-13% below MLKR's own kernel regression on three of the four (2% above
+#' it on Friedman 2); every predictor in the metric learned from the
+#' automatic start beat Euclidean k-NN.
 #'
 #' **Fit statistics.** `print()`, `summary()` and [glance()][glance.kmaha_regression]
 #' report the leave-one-out RMSE and \eqn{R^2} of the model's k-NN

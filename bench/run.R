@@ -43,6 +43,8 @@ benchmarks <- list(
        what = "the default's accuracy and CPU on 32 sets against ranger, ksvm, glmnet (run with 0.5.2's library too: the script's `old` mode)"),
   list(name = "nca-span", script = "nca-span.R", quick = FALSE, needs = character(),
        what = "nca() and the NCA default at p >> n: CPU and peak memory"),
+  list(name = "mlkr", script = "mlkr.R", quick = TRUE, needs = "mlbench",
+       what = "mlkr() time and objective against plain R + optim(L-BFGS-B)"),
   list(name = "learners-new", script = "learners-new.R", quick = FALSE, needs = c("lfda", "dml", "mlbench"),
        what = "LFDA, RCA, MMC, ITML against lfda, dml and Euclidean 1-NN"),
   list(name = "auto-large", script = "auto-large.R", quick = TRUE, needs = "mlbench",
