@@ -203,15 +203,19 @@ bench: install
 # The pkgdown site, built from the checkout as it is (no hand edits: every
 # help topic must be in _pkgdown.yml's reference index, which the check
 # says first; .ci/run runs that check too).  pkgdown.internet = FALSE: it
-# would otherwise look the package up on CRAN and Bioconductor.  About 6
-# minutes on the project machine.
+# would otherwise look the package up on CRAN and Bioconductor.  The
+# examples and articles run with the kmaha that make install installed
+# (install = FALSE: pkgdown would compile it once more).  Every package the
+# pages name must be installed (make suggests): downlit looks any other up
+# on cran.rstudio.com for its link.  About 6 minutes on the project
+# machine.
 SITE_DIR ?= $(STAMPS)/site
 site: install suggests
 	$(RSCRIPT) -e 'pkgdown::check_pkgdown()'
 	$(call logged,site,TZ=$${TZ:-UTC} R_LIBS=$(SUGGESTS_LIB)$${R_LIBS:+:$$R_LIBS} \
 	  $(RSCRIPT) -e 'options(pkgdown.internet = FALSE); \
 	    pkgdown::build_site(override = list(destination = "$(abspath $(SITE_DIR))"), \
-	                        preview = FALSE, new_process = FALSE)')
+	                        preview = FALSE, install = FALSE, new_process = FALSE)')
 	@echo "site: $(abspath $(SITE_DIR))/index.html"
 
 check-scripts:

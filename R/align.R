@@ -82,6 +82,10 @@
 #'   the alignment, a ratio of averages over pairs of points, is estimated
 #'   at O(m^2) instead of O(n^2) cost, the way [kmaha()] with `landmarks`
 #'   uses it for large n.
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An object of class `kmaha_alignment`: a list with `weights`
 #'   (\eqn{\alpha}, on the raw base kernels), `gamma` (weights on the
 #'   normalised kernels), `kernel` (the combined kernel,
@@ -99,7 +103,9 @@
 #' x <- scale(iris[, 1:4])
 #' al <- align_kernels(x, iris$Species)
 #' al
-#' al_lp <- align_kernels(x, iris$Species, method = "lp")
+#' # the LP bound puts all its weight on the kernel closest to the identity,
+#' # and warns that this kernel classifies new points no better than chance
+#' al_lp <- suppressWarnings(align_kernels(x, iris$Species, method = "lp"))
 #' al_lp$weights
 #'
 #' # Precomputed Gram matrices: align them, fit the combination, and
@@ -116,8 +122,9 @@
 #' mean(predict(fit, new_rows) == iris$Species[-tr])
 #' @export
 align_kernels <- function(x, y, kernels = paper_kernels(),
-                          method = c("qp", "lp"), landmarks = NULL) {
+                          method = c("qp", "lp"), landmarks = NULL, num_threads = NULL) {
   method <- match_choice(method, c("qp", "lp"), "method")
+  ctx <- kmaha_context(num_threads)
   pre <- identical(kernels, "precomputed")
   if (pre) {
     grams <- check_gram_list(x, y)
@@ -145,8 +152,7 @@ align_kernels <- function(x, y, kernels = paper_kernels(),
       }
     }
   }
-  align_fit(if (pre) grams else x, y, kernels, method, rows, kmaha_context(),
-            precomputed = pre)
+  align_fit(if (pre) grams else x, y, kernels, method, rows, ctx, precomputed = pre)
 }
 
 # The alignment fitter: checked inputs in (`x` the training rows, or the list
@@ -320,8 +326,8 @@ align_qp <- function(Sn, bn) {
   sol <- NULL
   for (attempt in 1:6) {
     Dmat <- 2 * (Sn + diag(ridge, m))
-    sol <- tryCatch(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
-                    error = function(e) NULL)
+    sol <- try_step(quadprog::solve.QP(Dmat, rep(0, m), Amat, bvec, meq = 1L),
+                    function(e) NULL)
     if (!is.null(sol)) break
     ridge <- max(ridge * 100, floor_ev)
   }

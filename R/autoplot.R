@@ -55,9 +55,10 @@ class_legend <- function(p, title = "class") {
 #'   both directions, coloured by kernel column and faceted by learner; the
 #'   dashed diagonal is agreement with the paper.
 #'
-#' Legends are beside the panel, never over the data; with many classes
-#' the class legend takes several columns (20 classes each) and smaller
-#' keys.
+#' Legends are outside the panel, never over the data: beside it for
+#' classes and kernel columns (with many classes in several columns, 20
+#' classes each, with smaller keys), below it for a cross-validation, whose
+#' labels are long.
 #'
 #' @param object The result to plot.
 #' @param which For a model: `"embedding"` or `"kernel"`.
@@ -192,7 +193,8 @@ autoplot.kmaha_cv <- function(object, ...) {
 # the panel's width or ran off a 7-inch figure.
 cv_legend_below <- function() {
   ggplot2::theme(legend.position = "bottom", legend.box = "vertical",
-                 legend.justification = "left", legend.margin = ggplot2::margin(0, 0, 0, 0))
+                 legend.direction = "vertical", legend.justification = "left",
+                 legend.margin = ggplot2::margin(0, 0, 0, 0))
 }
 
 #' @rdname autoplot.kmaha_model

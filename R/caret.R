@@ -23,11 +23,15 @@
 #' Inputs are standardized on each training resample. Class levels must be
 #' valid R names when `classProbs = TRUE` (a caret requirement).
 #'
-#' `k` only enters the kNN vote, not the learned metric, so every model has a
-#' `loop` (caret's submodels): caret fits one model per combination of the
-#' other parameters and predicts each `k` of the grid from it. A grid of one
+#' `k` only enters the kNN vote, not the learned metric (the kernel is
+#' given, never chosen by cross-validation), so every model has a `loop`
+#' (caret's submodels): caret fits one model per combination of the other
+#' parameters and predicts each `k` of the grid from it. A grid of one
 #' kernel and four values of `k` costs one fit per resample, not four, and
-#' gives the same results as fitting each `k` on its own.
+#' gives the same predictions as fitting each `k` on its own. (Note that
+#' the methods' `targets` is what the learners themselves call `k`;
+#' `vignette("frameworks", package = "kmaha")` has a table of `k` and
+#' `neighbors` across the frameworks.)
 #'
 #' Case weights (`weights` of [caret::train()]) are not supported: the
 #' learners ignore them, and `fit` says so in a warning.
@@ -115,8 +119,11 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     } else {
       largs <- if ("targets" %in% params) list(k = as.integer(param$targets)) else list()
       largs <- utils::modifyList(largs, args)
+      # the threads are kmaha()'s own argument, not a learner option
+      threads <- largs$num_threads
+      largs$num_threads <- NULL
       kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
-            k = as.integer(param$k), learner_args = largs)
+            k = as.integer(param$k), learner_args = largs, num_threads = threads)
     }
     # The kNN k travels with the model (caret stores its own fields in it
     # too): the linear learners' own `k` means target neighbours.
@@ -130,6 +137,10 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     newdata <- as.matrix(newdata)
     first <- one(modelFit, newdata, modelFit$caret_k)
     if (is.null(submodels)) return(first)
+    if (metric_uses_k(modelFit)) {
+      stopf("kmaha_caret(\"%s\"): this fit's metric was chosen with k = %d, so it cannot predict other values of k (caret's submodels); this is a bug in kmaha_caret(), please report it.",
+            method, modelFit$caret_k)
+    }
     c(list(first), lapply(submodels$k, function(k) one(modelFit, newdata, k)))
   }
   pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {

@@ -34,8 +34,10 @@
 #' screened out. Each fit uses one thread (option `kmaha.num_threads` and
 #' the OpenMP threads of the products), under every plan: the fits are many
 #' and small, so parallel work across fits, through the plan's workers, is
-#' what uses several cores well. To give NCA fits their own threads anyway,
-#' set `num_threads` in `learner_args`. Progress is signalled with
+#' what uses several cores well, and NCA's and LMNN's sums run in a fixed
+#' order, so the scores depend neither on the plan nor on the thread count
+#' (`num_threads` sets the threads of the screen; `learner_args` has no
+#' thread setting). Progress is signalled with
 #' [progressr::progressor()]: wrap the call in [progressr::with_progress()]
 #' to see a progress bar. Folds are drawn from R's random number generator:
 #' use `seed` or [set.seed()] for reproducible results.
@@ -74,7 +76,8 @@
 #'   or `"exhaustive"` (every kernel on every fold); see Details.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
 #'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
-#'   threads of the compiled code within each fold fit.
+#'   threads of the compiled code outside the fold fits (the screen); each
+#'   fold fit runs on one thread (see Details).
 #' @param ... Unused; must be empty.
 #' @return An object of class `kmaha_cv` (a scored-candidates object, see
 #'   [score_candidates()], with the selection): a list with `curve` (a data
@@ -210,14 +213,20 @@ print.summary.kmaha_scores <- function(x, ...) {
   invisible(x)
 }
 
+# The cross-validation curve of scores, with or without a selection (the
+# chosen candidate marked red when there is one).  Selections of kmaha 0.4
+# and earlier have the class kmaha_cv alone.
 #' @export
-plot.kmaha_cv <- function(x, ...) {
+plot.kmaha_cv <- function(x, ...) plot.kmaha_scores(x, ...)
+
+#' @export
+plot.kmaha_scores <- function(x, ...) {
   cu <- x$curve
   b <- x$best
   # with several learners, the kernels of the chosen one (of the first when
   # Euclidean k-NN was chosen)
   lr <- cu$learner %||% rep(NA_character_, nrow(cu))
-  own <- if (lr[b] %in% c("euclidean", NA)) lr[cu$kind == "kernel"][1] else lr[b]
+  own <- if (is.null(b) || lr[b] %in% c("euclidean", NA)) lr[cu$kind == "kernel"][1] else lr[b]
   ker <- which(cu$kind == "kernel" & !is.na(cu$sigma) & (is.na(lr) | lr == own))
   other <- which(cu$kind != "kernel" | is.na(cu$sigma))
   lo <- cu$mean - ifelse(is.na(cu$sd), 0, cu$sd)
@@ -236,14 +245,17 @@ plot.kmaha_cv <- function(x, ...) {
   # (a kernel dropped before it was scored has no mean, so no cross: the
   # legend names the crosses only when one is drawn)
   any_dropped <- any(dropped[ker] & !is.na(cu$mean[ker]))
-  leg <- c(sprintf("chosen: %s", cu$label[b]),
-           if (any_dropped) "dropped after the first fold",
+  chosen <- !is.null(b)
+  leg <- c(if (chosen) sprintf("chosen: %s", cu$label[b]),
+           if (any_dropped) "not scored by the learner (screened out)",
            cu$label[other])
-  leg_pch <- c(if (b %in% ker) 1 else NA, if (any_dropped) 4, rep(NA, length(other)))
-  leg_lty <- c(if (b %in% ker) 0 else 1, if (any_dropped) 0, other_lty)
-  leg_lwd <- c(2, if (any_dropped) 1, rep(1, length(other)))
-  leg_col <- c("red", if (any_dropped) "black", rep("grey40", length(other)))
-  fit <- legend_fit(leg)
+  leg_pch <- c(if (chosen) (if (b %in% ker) 1 else NA), if (any_dropped) 4,
+               rep(NA, length(other)))
+  leg_lty <- c(if (chosen) (if (b %in% ker) 0 else 1), if (any_dropped) 0, other_lty)
+  leg_lwd <- c(if (chosen) 2, if (any_dropped) 1, rep(1, length(other)))
+  leg_col <- c(if (chosen) "red", if (any_dropped) "black", rep("grey40", length(other)))
+  # (scores of base kernels alone, without a selection: no legend)
+  fit <- if (length(leg)) legend_fit(leg) else list(mar = graphics::par("mar"))
   op <- graphics::par(mar = fit$mar)
   on.exit(graphics::par(op))
   # Candidates without a sigma (linear, aligned, unweighted) are drawn as
@@ -260,13 +272,15 @@ plot.kmaha_cv <- function(x, ...) {
   for (j in seq_along(other)) {
     graphics::abline(h = cu$mean[other[j]], lty = other_lty[j], col = "grey40")
   }
-  if (b %in% ker) {
+  if (chosen && b %in% ker) {
     graphics::points(xs[match(b, ker)], cu$mean[b], pch = 1, cex = 2, lwd = 2, col = "red")
-  } else {
+  } else if (chosen) {
     graphics::abline(h = cu$mean[b], col = "red", lwd = 2)
   }
-  legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
-                 ncol = fit$ncol, cex = fit$cex)
+  if (length(leg)) {
+    legend_outside(leg, pch = leg_pch, lty = leg_lty, lwd = leg_lwd, col = leg_col,
+                   ncol = fit$ncol, cex = fit$cex)
+  }
   invisible(x)
 }
 

@@ -87,6 +87,10 @@
 #' @param lambda Non-negative price per retained dimension (see Details).
 #' @param scale If `TRUE`, columns are centred and scaled to unit variance
 #'   before fitting (the scaling is stored and reapplied by [predict()]).
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @param formula A formula `class ~ predictors`.
 #' @param data,subset,na.action As in [stats::lm()].
 #' @param ... Passed from the formula method to the default method.
@@ -115,11 +119,11 @@ dne <- function(x, ...) UseMethod("dne")
 #' @rdname dne
 #' @export
 dne.default <- function(x, y, k = 3, dim = NULL, targets = NULL, lambda = 0,
-                        scale = TRUE, ...) {
+                        scale = TRUE, num_threads = NULL, ...) {
   check_dots_empty("dne()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
-  ctx <- kmaha_context()
+  ctx <- kmaha_context(num_threads)
   spec <- public_spec("dne", list(k = k, dim = dim, targets = targets,
                                   lambda = lambda))
   scale <- check_flag(scale, "scale")

@@ -58,6 +58,10 @@
 #'   constraint.
 #' @param scale If `TRUE`, columns are standardised before the kernel is
 #'   evaluated (the scaling is stored and reapplied by [predict()]).
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An object of class `c("kmaha_kdne", "kmaha_kernel_trick")`: `U`
 #'   (`dim` x n), `embedding` (training coordinates \eqn{K U^\top}),
 #'   `eigenvalues` (all n generalized eigenvalues, ascending), `n_negative`,
@@ -78,13 +82,14 @@ kdne <- function(x, ...) UseMethod("kdne")
 #' @rdname kdne
 #' @export
 kdne.default <- function(x, y, kernel = rbf_kernel(1), k = 3, dim = NULL,
-                         eps = 1e-8, targets = NULL, scale = TRUE, ...) {
+                         eps = 1e-8, targets = NULL, scale = TRUE, num_threads = NULL,
+                         ...) {
   check_dots_empty("kdne()", ...)
   ki <- kernel_inputs(x, y, kernel)
   kernel <- ki$kernel
   x <- ki$x
   y <- check_y(y, nrow(x), "y")
-  ctx <- kmaha_context()
+  ctx <- kmaha_context(num_threads)
   spec <- public_spec("kdne", list(k = k, dim = dim, eps = eps, targets = targets))
   scale <- check_flag(scale, "scale")
   if (!is.null(spec$opts$dim) && spec$opts$dim > nrow(x)) {

@@ -143,13 +143,17 @@ paper_kernels <- function() lapply(paper_sigmas(), rbf_kernel)
 #'   kernel or an R function (see [kernel-sources]).
 #' @param x A numeric matrix or data frame, one observation per row.
 #' @param y `NULL` (pairs within `x`) or data with the same columns as `x`.
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An `nrow(x)` by `nrow(y)` matrix.
 #' @examples
 #' x <- as.matrix(iris[1:5, 1:4])
 #' kernel_matrix(rbf_kernel(1), x)
 #' kernel_matrix(linear_kernel(), x, x[1:2, ])
 #' @export
-kernel_matrix <- function(kernel, x, y = NULL) {
+kernel_matrix <- function(kernel, x, y = NULL, num_threads = NULL) {
   kernel <- check_kernel(kernel)
   x <- check_x(x, "x")
   if (!is.null(y)) {
@@ -159,7 +163,7 @@ kernel_matrix <- function(kernel, x, y = NULL) {
             ncol(y), ncol(x))
     }
   }
-  K <- kernel_gram(kernel, x, y, kmaha_context())
+  K <- kernel_gram(kernel, x, y, kmaha_context(num_threads))
   dimnames(K) <- list(rownames(x), if (is.null(y)) rownames(x) else rownames(y))
   K
 }

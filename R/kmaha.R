@@ -70,21 +70,34 @@
 #'   the higher-scoring of Euclidean k-NN and the linear learner(s), the
 #'   simpler on a tie — by more than half a standard error of their paired
 #'   difference over the held-out points; otherwise that baseline is used.
-#'   With more than 2000 training points (and neither `landmarks` nor `rank`
-#'   given) the candidates are scored on a stratified subsample of 1000 rows
-#'   with KPCA of rank at most 100, and a chosen kernel is fitted on all rows
-#'   with Nystrom KPCA (1000 landmarks, rank 100). `print()` says what was
+#'   With more than 1000 training points (and neither `landmarks` nor `rank`
+#'   given) the candidates are scored on a stratified subsample of 1000 rows,
+#'   and the chosen one is fitted on all rows: a kernel with exact KPCA up to
+#'   2000 rows, above with Nystrom KPCA (1250 landmarks) of at most 500
+#'   components, a cap that falls smoothly to 100 at 16 000 rows, so that
+#'   the cost grows smoothly in n (`bench/default-cost-n.R`). `print()` says what was
 #'   chosen and why; `kernel_choice$cv` holds the scores (`$curve`: every
 #'   candidate's cross-validated accuracy);
 #' * `"cv"`: the best of `kernels` alone by the same cross-validation (the
 #'   paper's CV column; [cv_kernel()]); with `cv_strategy = "fast"` the
-#'   screen passes 3 base kernels to the learner. Above 2000 rows it uses
-#'   the subsample and Nystrom KPCA as `"auto"` does;
+#'   screen passes 3 base kernels to the learner. Above 1000 rows it scores
+#'   on the subsample and fits as `"auto"` does;
 #' * a scored-candidates object from [score_candidates()] (or a fit's
-#'   `kernel_choice$cv`), computed on the same data with the same settings:
-#'   the candidate `rule` selects from it is fitted, with no scoring
-#'   (`rule = "auto"` by default for scores of `candidates = "auto"`, else
-#'   `"cv"`), so the same scores can be read under another rule;
+#'   `kernel_choice$cv`), computed on the same data: the candidate `rule`
+#'   selects from it is fitted, with no scoring (`rule = "auto"` by default
+#'   for scores of `candidates = "auto"`, else `"cv"`; `rule = "auto"`
+#'   compares with the baselines, so it needs scores of `candidates =
+#'   "auto"`), so the same scores can be read under another rule. The
+#'   scores record what shaped them: a hash of the values of `x` and of the
+#'   labels in row order, and the settings `learner`, `learner_args`, `k`,
+#'   `neighbors`, `kernels` (each kernel with its parameters, in order),
+#'   `cv_folds`, `cv_strategy`, `scale`, `rank`, `tol`, `seed`, `landmarks`
+#'   and `landmark_method`. Each of these arguments that the call leaves
+#'   out takes the scores' value (the model's explanation, shown by
+#'   `print()`, says so, and its `settings` hold them); one the call sets
+#'   to another value is an error naming the argument and the scores'
+#'   value; other data are an error. So the model is always the pipeline
+#'   the scores chose, with the settings `summary()` reports;
 #' * a kernel object (e.g. `poly_kernel(2)`): used as given; so is a
 #'   kernlab kernel (e.g. `kernlab::rbfdot(sigma = 0.1)`, translated into the
 #'   equal built-in kernel where there is one) or an R function `k(x, y)` or
@@ -220,7 +233,10 @@
 #'   `predict()`, `print()`, `summary()`, `plot()` and the other methods.
 #' @param num_threads `NULL` (the option `kmaha.num_threads`, else the
 #'   environment variable `KMAHA_NUM_THREADS`, else 2) or the number of
-#'   threads of the compiled code for this fit.
+#'   threads of the compiled code for this call: the final fit, the screen
+#'   and the alignment. The fold fits of kernel choice run one thread each,
+#'   so that their scores depend neither on the plan nor on the thread count
+#'   (see [cv_kernel()]); `learner_args` has no thread setting.
 #' @seealso [kmaha-model], [cv_kernel()], [align_kernels()], [kpca()].
 #' @examples
 #' # Two concentric rings: no linear metric separates them, a degree-2
@@ -269,11 +285,20 @@ kmaha.default <- function(x, y, learner = "auto", kernel = "auto", k = NULL,
   check_dots_empty("kmaha()", ..., hint = "Pass learner options in `learner_args`.")
   cv_strategy <- match_choice(cv_strategy, c("fast", "exhaustive"), "cv_strategy")
   choice <- resolve_kernel_choice(kernel)
+  if (choice$type == "scores") {
+    # arguments left out take the scores' values (R/scores-check.R)
+    choice$given <- intersect(names(scores_arguments), names(match.call())[-1L])
+    choice$taken <- scores_take(choice$scores, environment(), choice$given)
+  }
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
                          tol, seed, landmarks, landmark_method, num_threads,
                          type = choice$type, precomputed = isTRUE(choice$precomputed),
                          kernel = choice$kernel)
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
+  if (choice$type == "scores") {
+    choice$scores <- check_scores(choice$scores, a, cv_folds, cv_strategy, choice$given)
+    choice$scores$given_note <- scores_taken_note(choice$taken, a, cv_folds, cv_strategy)
+  }
   if (!is.null(rule)) {
     if (!choice$type %in% c("auto", "cv", "scores")) {
       stopf("`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = %s.",
@@ -281,6 +306,13 @@ kmaha.default <- function(x, y, learner = "auto", kernel = "auto", k = NULL,
     }
     if (!is.character(rule) || length(rule) != 1L || is.na(rule) || !rule %in% selection_rules) {
       stopf("`rule` must be \"auto\" or \"cv\".")
+    }
+    if (rule == "auto" && (choice$type == "cv" ||
+                           (choice$type == "scores" && identical(choice$scores$type, "kernels")))) {
+      stopf("`rule = \"auto\"` keeps a kernel only when it beats the baselines (Euclidean k-NN and the linear learner), but %s; use rule = \"cv\" (the best kernel), or score the baselines too with %s.",
+            if (choice$type == "cv") "kernel = \"cv\" scores the base kernels only"
+            else "the scores given as `kernel` hold base kernels only (candidates = \"kernels\")",
+            if (choice$type == "cv") "kernel = \"auto\"" else "score_candidates(candidates = \"auto\")")
     }
   }
   kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call)
@@ -338,6 +370,9 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (!is.null(rank)) rank <- check_count(rank, "rank")
   tol <- check_number(tol, "tol", nonneg = TRUE)
   if (!is.null(seed)) seed <- check_number(seed, "seed")
+  if (identical(learner, "auto") && is.matrix(learner_args$init)) {
+    stopf("`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several; name the learner (e.g. learner = \"nca\") to give it a matrix start.")
+  }
   rows_args <- intersect(names(learner_args), c("pairs", "similar", "chunks"))
   if (type %in% c("cv", "auto", "scores") && length(rows_args)) {
     stopf("`learner_args$%s` names rows of `x`, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let the learner draw them from the labels, or give a kernel.",
@@ -346,6 +381,10 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   if (type %in% c("cv", "auto", "scores") && !is.null(learner_args$targets)) {
     stopf("`learner_args$targets` fixes the target neighbours by row, but kernel choice (kernel = \"%s\") refits the learner on subsets of the rows; let kmaha() find them (`learner_args$k`).",
           if (type == "scores") "auto" else type)
+  }
+  if (type %in% c("cv", "auto", "scores") && is.matrix(learner_args$init)) {
+    stopf("`learner_args$init` as a matrix starts the learner on one set of coordinates, but kernel choice (%s) fits it on the coordinates of each candidate and fold, which differ; give a named start (e.g. init = \"auto\"), or a matrix with a given kernel.",
+          if (type == "scores") "kernel = <scores>" else sprintf("kernel = \"%s\"", type))
   }
   list(x = x, y = y, spec = spec, specs = specs, learner_args = learner_args, k = k,
        neighbors = neighbors, kernels = kernels, scale = scale, rank = rank, tol = tol,
@@ -361,16 +400,20 @@ choice_base <- function(a, xs, prep) {
   base <- list(rank = a$rank, tol = a$tol, landmarks = kmaha_landmarks(a$landmarks, a$x, prep),
                landmark_method = a$landmark_method)
   if (!a$precomputed && nrow(xs) > auto_large$n && is.null(a$landmarks) && is.null(a$rank)) {
-    base$large <- auto_large
+    base$large <- large_settings(nrow(xs))
   }
   base
 }
 
-# The settings that determine scores (kmaha(kernel = <scores>) checks them).
+# The settings that determine scores (kmaha(kernel = <scores>) checks them,
+# see R/scores-check.R; score_fit() adds the folds).
 choice_settings <- function(a, strategy) {
-  list(learner = a$spec$name, learner_label = a$spec$label, learner_args = a$learner_args,
+  list(learner = a$spec$name, learner_label = a$spec$label,
+       learner_fun = if (identical(a$spec$name, "custom")) a$spec$fun,
+       learner_args = a$learner_args,
        k = a$k, neighbors = a$neighbors, scale = a$scale, rank = a$rank, tol = a$tol,
-       landmarks = a$landmarks, landmark_method = a$landmark_method, strategy = strategy)
+       landmarks = a$landmarks, landmark_method = a$landmark_method, strategy = strategy,
+       seed = a$seed, kernels = a$kernels)
 }
 
 # kmaha()'s internal fitter: checked arguments `a` (check_choice_args()) and
@@ -398,7 +441,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
   if (is.null(cand) || fixed) {
     # 1. Kernel choice: score (or take the given scores), then select.
     scores <- if (choice$type == "scores") {
-      check_scores(choice$scores, a)
+      choice$scores  # checked by kmaha()
     } else {
       type <- if (fixed) "fixed" else if (choice$type == "auto") "auto" else "kernels"
       tryCatch(
@@ -421,23 +464,17 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     rule <- rule %||% if (choice$type == "cv" || identical(scores$type, "kernels")) "cv" else "auto"
     sel <- select_candidate(scores, rule)
     cv <- with_selection(scores, sel)
+    cv$explain <- c(cv$explain, scores$given_note)
     row <- sel$best
     cand <- candidate_set(scores$type, a$kernels, cand)[[scores$curve$candidate[row]]]
     spec <- chosen_spec(a$specs, scores$curve$learner[row])
     k <- scores$curve[["k"]][row] %||% k
     large <- scores$large
     if (!is.null(large)) {
-      # chosen on a subsample: fitted on all rows, a kernel with Nystrom KPCA
+      # chosen on a subsample: fitted on all rows (see large_settings())
       kernelized <- !cand$kind %in% c("linear", "euclidean")
-      cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, with KPCA of rank <= %d%s",
-                           cv$reason, length(large$rows), large$n_rows, large$rank,
-                           if (kernelized) sprintf(", and fitted on all rows with Nystrom KPCA (%d landmarks)",
-                                                   large$landmarks) else ", and fitted on all rows")
-      cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows (KPCA of rank <= %d)%s.",
-                                          length(large$rows), large$n_rows, large$rank,
-                                          if (kernelized) sprintf("; fitted on all rows with Nystrom KPCA (%d landmarks, rank %d)",
-                                                                  large$landmarks, large$rank) else ""))
-      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$rank,
+      cv <- large_choice_note(cv, large, kernelized)
+      base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$fit_rank,
                                            large = NULL))
     }
     info <- list(type = if (fixed) choice$type else rule, cv = cv, index = row, seed = a$seed,
@@ -468,41 +505,58 @@ chosen_spec <- function(specs, name) {
   if (is.na(i)) specs[[1]] else specs[[i]]
 }
 
-# Scores given as `kernel`: computed on these data with these settings, or
-# an error naming what differs.
-check_scores <- function(scores, a) {
-  fp <- data_fingerprint(a$x, a$y)
-  same_data <- !is.null(scores$fingerprint) &&
-    identical(scores$fingerprint$dim, fp$dim) &&
-    identical(scores$fingerprint$levels, fp$levels) &&
-    identical(as.vector(scores$fingerprint$y), as.vector(fp$y)) &&
-    isTRUE(all.equal(scores$fingerprint$sums, fp$sums, tolerance = 1e-10))
-  if (!same_data) {
-    stopf("`kernel` holds scores of other data (or of kmaha 0.4.0, which kept no record of them): score these `x` and `y` with score_candidates(), or fit with kernel = \"auto\".")
-  }
-  s <- scores$settings
-  now <- choice_settings(a, s$strategy)
-  for (nm in c("learner", "learner_args", "k", "neighbors", "scale", "rank", "tol",
-               "landmarks", "landmark_method")) {
-    if (!identical(s[[nm]], now[[nm]])) {
-      stopf("`kernel` holds scores computed with %s = %s, but this fit has %s = %s; score with this fit's settings or fit with the scores' ones.",
-            nm, short_value(s[[nm]]), nm, short_value(now[[nm]]))
-    }
-  }
-  scores
+# kernel = "auto" and "cv" above `n` training rows (without `landmarks` or
+# `rank`): the candidates are scored on a stratified subsample of
+# `n_choose` rows, and the chosen one is fitted on all rows, with exact
+# KPCA up to `exact_max` rows and Nystrom KPCA with `landmarks` landmarks
+# above (see large_settings()).
+auto_large <- list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 1250L,
+                   max_rank = 500L, min_rank = 100L, min_rank_n = 16000L)
+
+# The large-n settings for n > auto_large$n training rows: `n_choose`
+# (scoring subsample), `rank` (NULL: the scoring keeps every component
+# above `tol`, as on all rows), `landmarks` and `fit_rank` (the final fit's
+# Nystrom landmarks, NULL for exact KPCA, and its rank cap, NULL for none).
+# Every step keeps the cost continuous in n: just above `n`, the subsample
+# is all but a few rows and costs what scoring all rows costs at `n`; the
+# final fit is exact KPCA on all rows up to `exact_max`, and just above it
+# Nystrom KPCA of the cost of exact KPCA there: with `landmarks` landmarks
+# (Nystrom KPCA with m landmarks costs about three eigen-decompositions of
+# size m, exact KPCA one of size n: with 2000 landmarks at 2001 rows, the
+# fit's KPCA took 13.5 CPU seconds against 6.2 for the whole exact fit at
+# 2000), and at most `max_rank` components (exact KPCA's coordinates are
+# principal components already, Nystrom's are not: on all of them the
+# learner's PCA start is an SVD of 14 CPU seconds at 2000).  The cap then falls
+# smoothly, as max_rank (exact_max / n)^a, to `min_rank` at `min_rank_n`
+# rows (the learner's cost grows with n and the components; 0.5.2 kept 100
+# at 16 000 rows).  0.5.2 switched at 2000 rows
+# from scoring and fitting on all rows with every component to a subsample
+# of 1000 rows with KPCA of rank 100 and a final fit of rank 100: 2000 x 500
+# inputs cost 6 times the CPU of 2001 x 500, and the rank-100 fit lost
+# accuracy (bench/default-cost-n.R, issue 37).
+large_settings <- function(n) {
+  s <- auto_large
+  nystrom <- n > s$exact_max
+  a <- log(s$max_rank / s$min_rank) / log(s$min_rank_n / s$exact_max)
+  list(n = s$n, n_choose = s$n_choose, rank = NULL,
+       landmarks = if (nystrom) s$landmarks,
+       fit_rank = if (nystrom) {
+         as.integer(max(s$min_rank, min(s$max_rank, round(s$max_rank * (s$exact_max / n)^a))))
+       })
 }
 
-short_value <- function(v) {
-  if (is.null(v)) return("NULL")
-  if (is.list(v)) return(if (length(v)) "a list of arguments" else "list()")
-  if (is.character(v)) return(paste(dQuote(v, FALSE), collapse = ", "))
-  paste(format(v), collapse = ", ")
+# The reason and explanation of a choice made on the subsample of
+# large_settings() (`large`: the scores' record, with the rows drawn).
+large_choice_note <- function(cv, large, kernelized) {
+  fit <- if (!kernelized) "" else if (is.null(large$landmarks)) " with exact KPCA" else
+    sprintf(" with Nystrom KPCA (%d landmarks, rank <= %d)", as.integer(large$landmarks),
+            as.integer(large$fit_rank))
+  cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, and fitted on all rows%s",
+                       cv$reason, length(large$rows), large$n_rows, fit)
+  cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows; fitted on all rows%s.",
+                                      length(large$rows), large$n_rows, fit))
+  cv
 }
-
-# kernel = "auto" above `n` training rows (without `landmarks` or `rank`):
-# choose on a stratified subsample of `n_choose` rows with KPCA of rank at
-# most `rank`, fit on all rows with Nystrom KPCA (`landmarks`, `rank`).
-auto_large <- list(n = 2000L, n_choose = 1000L, landmarks = 1000L, rank = 100L)
 
 # kmaha()'s `landmarks`: NULL, a count (checked by kpca()), or a matrix of
 # points in the units of x, returned scaled like the inputs.

@@ -19,6 +19,10 @@
 #'   missing values get `NA`.
 #' @param k Number of neighbours, a whole number between 1 and the number of
 #'   training rows (minus one for leave-one-out).
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return A list with `class`, a factor with the levels of `y` (including
 #'   levels without rows), and `prob`, a matrix of vote fractions with one
 #'   column per level (only 0 and 1 when `k = 1`).
@@ -28,11 +32,11 @@
 #' mean(fit$class == iris$Species[-idx])
 #' head(fit$prob)
 #' @export
-knn_classify <- function(x, y, newdata = NULL, k = 1) {
+knn_classify <- function(x, y, newdata = NULL, k = 1, num_threads = NULL) {
   x <- check_x(x, "x")
   y <- full_levels(check_y(y, nrow(x), "y", min_classes = 1L))
   k <- check_count(k, "k")
-  ctx <- kmaha_context()
+  ctx <- kmaha_context(num_threads)
   if (is.null(newdata)) return(knn_vote(x, y, x, k, self = TRUE, ctx = ctx))
   knn_predict(x, y, check_newdata(newdata, colnames(x), ncol(x)), k, ctx)
 }
@@ -132,11 +136,15 @@ check_neighbor_matrix <- function(m, y, arg, same = TRUE, k = NULL,
 #' @inheritParams knn_classify
 #' @param k Number of neighbours per row, at most `nrow(x) - 1`.
 #' @param type `"same"` or `"other"`.
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An `nrow(x)` by `k` integer matrix of row indices.
 #' @examples
 #' head(target_neighbors(iris[, 1:4], iris$Species, k = 2))
 #' @export
-target_neighbors <- function(x, y, k = 3, type = c("same", "other")) {
+target_neighbors <- function(x, y, k = 3, type = c("same", "other"), num_threads = NULL) {
   type <- match_choice(type, c("same", "other"), "type")
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y", min_classes = 1L)
@@ -145,5 +153,5 @@ target_neighbors <- function(x, y, k = 3, type = c("same", "other")) {
     stopf("`k` (%d) must not exceed the number of rows of `x` minus one (%d): a row has no more other rows to be its neighbours.",
           k, nrow(x) - 1L)
   }
-  core_class_neighbors(x, as.integer(y), k, type == "same", kmaha_context())
+  core_class_neighbors(x, as.integer(y), k, type == "same", kmaha_context(num_threads))
 }

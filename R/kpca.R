@@ -73,7 +73,7 @@
 #' every component, 99% up to 0.018, and even 99.9% up to 0.028 with
 #' KPCA-trick NCA (`bench/studies/nystrom-rank.R`). A learner's time grows with the
 #' number of components, so pass a smaller `rank` for speed, as [kmaha()]
-#' does above 2000 rows (`rank = 100`): on Letter (16 000 training rows,
+#' does above 2000 rows (down to `rank = 100` at 16 000): on Letter (16 000 training rows,
 #' 1000 landmarks, `rbf_kernel(1)`) NCA took 18 s with 114 components
 #' against 129 s with all 997, at the same accuracy (0.982 and 0.981),
 #' but with `rbf_kernel(0.25)` 200 components lost 0.05. The fit's
@@ -141,6 +141,10 @@
 #'   the rows of `x`: `"random"` or `"kmeans++"` (see Nystrom method).
 #' @param ... Must be empty (a misspelt argument, or one of kernlab's
 #'   `kpca()`, is an error).
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return An object of class `kmaha_kpca`, a list with
 #'   * `coords`: the n x r training coordinates (columns `PC1`, ...);
 #'   * `eigenvalues`: the r kept eigenvalues of \eqn{K_c}, decreasing;
@@ -187,7 +191,8 @@
 #' @export
 kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
                  method = c("auto", "full", "truncated", "nystrom"),
-                 landmarks = NULL, landmark_method = c("random", "kmeans++"), ...) {
+                 landmarks = NULL, landmark_method = c("random", "kmeans++"),
+                 num_threads = NULL, ...) {
   kernlab_style <- "This is kmaha's kpca(); kernlab's is kernlab::kpca() (kmaha's takes a matrix `x`, a kernel object, `rank` and `tol`)."
   check_dots_empty("kpca()", ..., hint = kernlab_style)
   if (inherits(x, "formula")) {
@@ -212,7 +217,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
     stopf("`method = \"nystrom\"` needs `landmarks`: a number of landmark points (e.g. 500) or a matrix of landmark points.")
   }
   check_nystrom_kernels(kernel, landmarks)
-  ctx <- kmaha_context()
+  ctx <- kmaha_context(num_threads)
   fit <- kpca_stage(x, kernel, rank, tol, method, landmarks, landmark_method, ctx)
   if (!is.null(fit$degenerate)) warn_degenerate(fit$degenerate)
   fit$degenerate <- NULL
@@ -347,15 +352,20 @@ nystrom_landmarks <- function(x, kernel, landmarks, landmark_method, ctx) {
 #'   kernel, the m x n matrix of kernel values of the new points (rows)
 #'   against the n training points (columns).
 #' @param ... Unused.
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @return A `nrow(newdata)` by `object$rank` matrix of coordinates.
 #' @examples
 #' kp <- kpca(iris[1:100, 1:4], rbf_kernel(0.5), rank = 3)
 #' predict(kp, iris[101:103, 1:4])
 #' @export
-predict.kmaha_kpca <- function(object, newdata = NULL, ...) {
-  check_dots_empty("predict()", ..., hint = "predict() of a kpca() fit takes `newdata` only.")
+predict.kmaha_kpca <- function(object, newdata = NULL, num_threads = NULL, ...) {
+  check_dots_empty("predict()", ...,
+                   hint = "predict() of a kpca() fit takes `newdata` and `num_threads` only.")
+  ctx <- kmaha_context(num_threads)
   if (is.null(newdata)) return(object$coords)
-  ctx <- kmaha_context()
   if (identical(object$method, "nystrom")) {
     z0 <- object$landmarks
     x <- check_newdata(newdata, colnames(z0), ncol(z0))

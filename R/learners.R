@@ -33,7 +33,8 @@ learner_option_names <- function(name) {
   # (MLKR's `k` and `weights` are the model's k-NN regression, not options
   # of the learner)
   setdiff(names(formals(get(learner_table[[name]]$fun))),
-          c("x", "y", "...", "scale", "kernel", if (name == "mlkr") c("k", "weights")))
+          c("x", "y", "...", "scale", "kernel", "num_threads",
+            if (name == "mlkr") c("k", "weights")))
 }
 
 # A learner specification: `learner` is a built-in name or a function;
@@ -118,6 +119,12 @@ learner_set_spec <- function(specs) {
 # The spec of a built-in learner (also the kernel-trick ones): unknown
 # options are an error naming them and the options the learner takes.
 builtin_spec <- function(name, args, argname = function(a) a) {
+  # one thread setting per call (issue 37): a learner option would override
+  # it inside the fits of kernel choice
+  if ("num_threads" %in% names(args)) {
+    stopf("`%s` is not a learner option: the number of threads is the `num_threads` argument of the call itself, which every fit of the call uses (cross-validation folds run one thread each).",
+          argname("num_threads"))
+  }
   known <- learner_option_names(name)
   unknown <- setdiff(names(args), known)
   if (length(unknown)) {
@@ -173,9 +180,7 @@ nca_opts <- function(args, argname, kernel_trick = FALSE) {
                lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
                max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
                tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
-               verbose = check_flag(get_arg("verbose"), argname("verbose")),
-               num_threads = if (!is.null(args$num_threads))
-                 check_count(args$num_threads, argname("num_threads")))
+               verbose = check_flag(get_arg("verbose"), argname("verbose")))
   if (!kernel_trick) {
     method <- get_arg("method")
     if (length(method) > 1L) method <- method[1]
@@ -219,8 +224,6 @@ lmnn_opts <- function(args, argname, kernel_trick = FALSE) {
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
        solver = if (solver == "auto") "L" else solver,
        verbose = check_flag(get_arg("verbose"), argname("verbose")),
-       num_threads = if (!is.null(args$num_threads))
-         check_count(args$num_threads, argname("num_threads")),
        targets = targets)
 }
 
@@ -319,7 +322,6 @@ fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, princip
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
   check_map_dim(spec, ncol(z), coords)
   o <- spec$opts
-  if (!is.null(o$num_threads)) ctx$threads <- o$num_threads
   switch(spec$name,
     nca = fit_nca_map(o, z, y, ctx, lambda_arg = spec$argname("lambda"), principal = principal,
                       score = score),
@@ -391,7 +393,9 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   check_class_sizes(y)
   if (is.null(reg)) {
     # kernel choice's candidates cap the rows of the map (see candidate_spec())
-    dim <- o$dim %||% min(ncol(z), o$dim_cap %||% Inf)
+    # a starting matrix gives `dim` by its rows, as for LMNN and the
+    # kernel-trick learners
+    dim <- o$dim %||% if (is.matrix(o$init)) nrow(o$init) else min(ncol(z), o$dim_cap %||% Inf)
     start <- nca_init(o$init, z, dim, principal)
   } else {
     start <- knca_init(o$init, reg, o$dim, ctx)
@@ -440,7 +444,8 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
   if (is.null(reg)) {
     L0 <- lmnn_init(o$init, init_mat, z, dim, principal)
   } else if (!is.null(init_mat)) {
-    L0 <- unname(init_mat)
+    # a dim x n matrix of coefficients, checked as KNCA's
+    L0 <- knca_init(init_mat, reg, o$dim, ctx)$U
   } else if (identical(o$init, "auto") && is.null(o$dim)) {
     # The identity on the kernel rows: LMNN is convex in M with a full-rank
     # map, so the start does not change the optimum, and from the identity
@@ -641,7 +646,7 @@ extract_map <- function(obj, D) {
   } else if (is.list(obj) && is.matrix(obj$L)) {
     obj$L
   } else {
-    tryCatch(transform_matrix(obj), error = function(e) NULL)
+    try_step(transform_matrix(obj), function(e) NULL)
   }
   if (is.null(A) || !is.numeric(A) || !is.matrix(A)) {
     stopf("The learner must return a numeric d x %d map matrix, or an object with one (element `L` or a transform_matrix() method).", D)

@@ -11,8 +11,13 @@
 #' integer or logical (encode factors first, e.g. with \pkg{mlr3pipelines}).
 #'
 #' Parameters (see [kmaha()] for each; the defaults are kmaha()'s):
-#' * `k` (integer, default 1): neighbours of the kNN vote.
-#' * `learner`: `"nca"` (default), `"lmnn"`, `"dne"` or a learner function.
+#' * `k` (integer; unset: chosen by kmaha()'s cross-validation, see
+#'   [kmaha()]): neighbours of the kNN vote (LMNN's and DNE's target
+#'   neighbours are `learner_args$k`; `vignette("frameworks", package =
+#'   "kmaha")` has a table of `k` and `neighbors` across the frameworks).
+#' * `learner`: `"auto"` (default: NCA, LMNN and DNE scored, see [kmaha()]),
+#'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"` or a
+#'   learner function.
 #' * `kernel` (default `"auto"`): a kernel object or a kernel choice
 #'   (`"auto"`, `"cv"`, `"align"`, `"align_lp"`, `"unweighted"`,
 #'   `"linear"`).
@@ -31,13 +36,18 @@
 #' the default, or `"cv"`), whose fold scores use `k`. mlr3 itself trains
 #' once per configuration (\pkg{mlr3tuning} tunes every configuration by
 #' its own resampling), so the learner remembers its last fits: training
-#' on the same rows with the same parameters apart from `k` reuses the
-#' fit, and only the kNN vote is redone. Tuning `k` over 4 values with
-#' 3-fold cross-validation thus fits 3 models, not 12 (with a fixed kernel
-#' or `sigma`). The memory belongs to the learner object (and its clones),
-#' keeps the most recently used fits up to `getOption("kmaha.mlr3_cache",
-#' 256)` MB in all, and lives in the R session (parallel workers keep
-#' their own); set the option to 0 to fit anew every time. A reused fit
+#' on the same rows with the same parameters apart from `k` reuses a fit
+#' whose metric does not depend on `k`, and only the kNN vote is redone.
+#' Tuning `k` over 4 values with 3-fold cross-validation thus fits 3
+#' models, not 12, with a fixed kernel or `sigma`; a kernel chosen by
+#' cross-validation is chosen again for every `k`, so that every result is
+#' the model `kmaha(x, y, k = k, ...)` of the training rows. For the same
+#' reason, predicting with another `k` than the model was trained with is
+#' an error for such a model (train it again). The memory belongs to the
+#' learner object (and its clones), keeps the most recently used fits up
+#' to `getOption("kmaha.mlr3_cache", 256)` MB in all, and lives in the R
+#' session (parallel workers keep their own); set the option to 0 to fit
+#' anew every time. A reused fit
 #' repeats the random draws of the first one (cross-validation folds,
 #' landmarks), which the values of `k` then share.
 #'
@@ -83,8 +93,8 @@ mlr3_learner_class <- function() {
     public = list(
       initialize = function() {
         ps <- paradox::ps(
-          k = paradox::p_int(lower = 1L, default = 1L, tags = c("train", "predict")),
-          learner = paradox::p_uty(default = "nca", tags = "train",
+          k = paradox::p_int(lower = 1L, tags = c("train", "predict")),
+          learner = paradox::p_uty(default = "auto", tags = "train",
                                    custom_check = mlr3_check_learner),
           kernel = paradox::p_uty(default = "auto", tags = "train"),
           # sigma > 0: a positive bound with no tolerance (the default
@@ -132,7 +142,11 @@ mlr3_learner_class <- function() {
         mlr3_fit(private$.uid, task, pv)
       },
       .predict = function(task) {
-        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% 1L
+        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% self$model$k
+        if (metric_uses_k(self$model) && !identical(as.integer(k), as.integer(self$model$k))) {
+          stopf("classif.kmaha: this model chose its kernel, learner or k by cross-validated votes of k = %d neighbours, so it does not predict with k = %d; train it again with k = %d.",
+                self$model$k, as.integer(k), as.integer(k))
+        }
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         response <- stats::predict(self$model, x, type = "class", k = k)
         if (self$predict_type == "prob") {
@@ -165,28 +179,30 @@ mlr3_cache_limit <- function() {
 # The kmaha() fit of the learner with training parameters `pv` on the
 # task's current rows: a remembered fit when one of this learner (`uid`,
 # shared by its clones) has the same rows and parameters, `k` aside where
-# it does not enter the fit (anything but a kernel chosen by
-# cross-validation).
+# it does not enter the fit (metric_uses_k(): anything but a kernel chosen
+# by cross-validation; an unset `k` is kmaha()'s to choose, so it matches
+# only itself).
 mlr3_fit <- function(uid, task, pv) {
-  k <- as.integer(pv[["k"]] %||% 1L)
+  k_arg <- if (!is.null(pv[["k"]])) as.integer(pv[["k"]])
   fit_now <- function() {
     x <- as.data.frame(task$data(cols = task$feature_names))
     do.call(kmaha, c(list(x = x, y = task$truth()), pv))
   }
   limit <- mlr3_cache_limit()
   if (limit == 0) return(fit_now())
-  cv_choice <- is.null(pv[["kernel"]]) ||
-    (is.character(pv[["kernel"]]) && any(pv[["kernel"]] %in% c("auto", "cv")))
-  args <- if (cv_choice) pv else pv[setdiff(names(pv), "k")]
+  args <- pv[setdiff(names(pv), "k")]
   task_hash <- task$hash
   entries <- mlr3_cache$entries
   hit <- which(vapply(entries, function(e) {
-    identical(e$uid, uid) && identical(e$task, task_hash) && identical(e$args, args)
+    identical(e$uid, uid) && identical(e$task, task_hash) && identical(e$args, args) &&
+      (identical(e$k, k_arg) ||
+         (!is.null(e$k) && !is.null(k_arg) && !metric_uses_k(e$fit)))
   }, NA))
   if (length(hit)) {
     e <- entries[[hit[1]]]
     entries <- c(entries[-hit[1]], list(e))
     fit <- e$fit
+    k <- k_arg %||% as.integer(fit$k)
     if (!identical(as.integer(fit$k), k)) {
       fit$k <- k
       fit$train_accuracy <- if (nrow(fit$embedding) > k) {
@@ -195,7 +211,7 @@ mlr3_fit <- function(uid, task, pv) {
     }
   } else {
     fit <- fit_now()
-    entries <- c(entries, list(list(uid = uid, task = task_hash, args = args, fit = fit,
+    entries <- c(entries, list(list(uid = uid, task = task_hash, args = args, k = k_arg, fit = fit,
                                     bytes = as.numeric(utils::object.size(fit)))))
     # Forget the least recently used fits beyond the limit (the new one is
     # kept even when it alone exceeds it, until the next fit).
@@ -209,10 +225,11 @@ mlr3_fit <- function(uid, task, pv) {
 # The `learner` parameter: a learner name or a function.
 mlr3_check_learner <- function(x) {
   if (is.function(x) ||
-      (is.character(x) && length(x) == 1L && x %in% c("nca", "lmnn", "dne"))) {
+      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners))) {
     return(TRUE)
   }
-  "must be \"nca\", \"lmnn\", \"dne\" or a learner function"
+  sprintf("must be %s or a learner function",
+          paste(dQuote(c("auto", builtin_learners), FALSE), collapse = ", "))
 }
 
 register_mlr3_learner <- function() {

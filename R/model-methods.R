@@ -58,6 +58,8 @@
 #' @param legend For `plot()`: draw a legend of the classes in the right
 #'   margin (widened for it, so it never covers a point; several columns
 #'   for many classes).
+#' @param num_threads For `fitted()`: `NULL` (the package setting, see
+#'   [kmaha_threads()]) or the number of threads of the compiled code.
 #' @param ... Unused, except by `plot()` (passed to the plotting function).
 #' @return `coef()`: the d x r map; `fitted()`: as [predict.kmaha_model()];
 #'   `nobs()`: the number of training rows; `formula()`, `terms()`,
@@ -111,6 +113,10 @@ NULL
 #' @param type `"class"`, `"prob"` or `"transform"`.
 #' @param k Number of neighbours for `"class"` and `"prob"`; the fit's `k` by
 #'   default (1 for the learners, `k` of [kmaha()]).
+#' @param num_threads `NULL` (the package setting, see [kmaha_threads()]:
+#'   option `kmaha.num_threads`, then the environment variable
+#'   `KMAHA_NUM_THREADS`, then 2) or the number of threads of the compiled
+#'   code for this call.
 #' @param ... Must be empty: a misspelt argument is an error.
 #' @return A factor (`"class"`), a matrix of class-vote fractions
 #'   (`"prob"`, one column per training level), or a matrix of coordinates
@@ -126,15 +132,15 @@ NULL
 #' @export
 predict.kmaha_model <- function(object, newdata = NULL,
                                 type = c("class", "prob", "transform"),
-                                k = object$k, ...) {
+                                k = object$k, num_threads = NULL, ...) {
   check_dots_empty("predict()", ...,
-                   hint = "predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\") and `k`.")
+                   hint = "predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\"), `k` and `num_threads`.")
   type <- match_type(type)
   k <- check_count(k, "k")
   if (is.null(object$y) && type != "transform") {
     stopf("This model was fitted without class labels (from pairs or chunklets only), so it cannot classify: use type = \"transform\", or refit with `y`.")
   }
-  ctx <- kmaha_context()
+  ctx <- kmaha_context(num_threads)
   if (is.null(newdata)) {
     if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
     check_knn_k(k, nrow(object$embedding), self = TRUE)
@@ -190,9 +196,10 @@ coef.kmaha_model <- function(object, ...) {
 
 #' @rdname kmaha-model
 #' @export
-fitted.kmaha_model <- function(object, type = c("class", "prob", "transform"), ...) {
+fitted.kmaha_model <- function(object, type = c("class", "prob", "transform"),
+                               num_threads = NULL, ...) {
   check_dots_empty("fitted()", ...)
-  stats::predict(object, NULL, type = match_type(type))
+  stats::predict(object, NULL, type = match_type(type), num_threads = num_threads)
 }
 
 #' @rdname kmaha-model

@@ -104,7 +104,8 @@
 #'   vary), `"random"` (standard normal entries divided by
 #'   \eqn{\sqrt{D}}, drawn with R's random number generator, so [set.seed()]
 #'   reproduces the fit; with D >= n drawn in the span of the centred
-#'   training rows), or a numeric `dim` x D matrix.
+#'   training rows), or a numeric `dim` x D matrix (with `dim = NULL`, its
+#'   rows give `dim`).
 #' @param lambda Non-negative weight of the penalty \eqn{\|A\|_F^2}.
 #' @param max_iter Maximum number of L-BFGS-B iterations; for
 #'   `method = "minibatch"` the number of mini-batch steps.
@@ -208,6 +209,10 @@ nca_init <- function(init, xs, dim, principal = FALSE) {
   D <- ncol(xs)
   n <- nrow(xs)
   if (is.numeric(init) && is.matrix(init)) {
+    if (nrow(init) > D && ncol(init) == D) {
+      stopf("`init` has %d rows but `x` has %d columns: a map has at most one row per column of its input, so give `init` at most %d rows.",
+            nrow(init), D, D)
+    }
     if (nrow(init) != dim || ncol(init) != D) {
       stopf("`init` must be a %d x %d matrix (dim x number of input columns), not %d x %d.",
             dim, D, nrow(init), ncol(init))

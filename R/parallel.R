@@ -377,7 +377,7 @@ run_futures <- function(chunks, make_call, packages = character(), label = "kmah
       if (is.null(cause)) cause <<- lost
       return(invisible())
     }
-    v <- tryCatch(list(future::value(fs[[i]])), error = function(e) e)
+    v <- try_step(list(future::value(fs[[i]])), function(e) e)
     if (inherits(v, "error")) {
       state[i] <<- "failed"
       if (is.null(cause)) cause <<- v
@@ -390,7 +390,7 @@ run_futures <- function(chunks, make_call, packages = character(), label = "kmah
     last_poll <<- proc.time()[["elapsed"]]
     done <- FALSE
     for (i in which(state == "running")) {
-      r <- tryCatch(future::resolved(fs[[i]]), error = function(e) TRUE)
+      r <- try_step(future::resolved(fs[[i]]), function(e) TRUE)
       if (isTRUE(r)) {
         collect(i)
         done <- TRUE
@@ -400,9 +400,9 @@ run_futures <- function(chunks, make_call, packages = character(), label = "kmah
     done
   }
   for (i in seq_len(n)) {
-    f <- tryCatch(future::future(make_call(chunks[[i]]), substitute = FALSE, globals = FALSE,
+    f <- try_step(future::future(make_call(chunks[[i]]), substitute = FALSE, globals = FALSE,
                                  packages = pkgs, seed = FALSE, label = labels[i]),
-                  error = function(e) e)
+                  function(e) e)
     if (inherits(f, "error")) {
       state[i] <- "failed"
       cause <- f
@@ -426,9 +426,9 @@ run_futures <- function(chunks, make_call, packages = character(), label = "kmah
     cause <- template_error(cause)
     # What else had finished by now (not waited for).
     for (i in which(state == "running")) {
-      if (isTRUE(tryCatch(future::resolved(fs[[i]]), error = function(e) TRUE))) {
+      if (isTRUE(try_step(future::resolved(fs[[i]]), function(e) TRUE))) {
         v <- if (is.null(lost_job_error(fs[[i]]))) {
-          tryCatch(list(future::value(fs[[i]])), error = function(e) e)
+          try_step(list(future::value(fs[[i]])), function(e) e)
         }
         state[i] <- if (!is.list(v) || inherits(v, "error")) "failed" else "finished"
       }
@@ -477,9 +477,8 @@ running_jobs_hint <- function(fs) {
   if (!length(fs) || !requireNamespace("batchtools", quietly = TRUE)) return("")
   info <- lapply(fs, function(f) {
     reg <- f$config$reg
-    id <- tryCatch(batchtools::getJobTable(f$config$jobid, reg = reg)$batch.id,
-                   error = function(e) NA_character_)
-    list(id = id, dir = tryCatch(reg$file.dir, error = function(e) NA_character_))
+    id <- try_step(batchtools::getJobTable(f$config$jobid, reg = reg)$batch.id, function(e) NA_character_)
+    list(id = id, dir = try_step(reg$file.dir, function(e) NA_character_))
   })
   ids <- unlist(lapply(info, `[[`, "id"))
   ids <- ids[!is.na(ids)]
@@ -599,10 +598,9 @@ lost_job_error <- function(f) {
   reg <- f$config$reg
   id <- f$config$jobid
   if (is.null(reg) || is.null(id)) return(NULL)
-  expired <- tryCatch(nrow(batchtools::findExpired(id, reg = reg)) > 0L,
-                      error = function(e) FALSE)
+  expired <- try_step(nrow(batchtools::findExpired(id, reg = reg)) > 0L, function(e) FALSE)
   if (!expired) return(NULL)
-  jt <- tryCatch(batchtools::getJobTable(id, reg = reg), error = function(e) NULL)
+  jt <- try_step(batchtools::getJobTable(id, reg = reg), function(e) NULL)
   batch_id <- if (!is.null(jt$batch.id)) as.character(jt$batch.id[1]) else NA_character_
   said <- scheduler_job_state(batch_id)
   dir <- reg$file.dir
@@ -661,10 +659,10 @@ job_log_file <- function(jt, dir) {
 # NA.
 scheduler_job_state <- function(id) {
   if (is.na(id) || !nzchar(Sys.which("squeue"))) return(NA_character_)
-  out <- tryCatch(suppressWarnings(system2("squeue", c("-h", "--states=all", "-j", shQuote(id),
+  out <- try_step(suppressWarnings(system2("squeue", c("-h", "--states=all", "-j", shQuote(id),
                                                         "-o", shQuote("%T")),
                                            stdout = TRUE, stderr = FALSE)),
-                  error = function(e) character())
+                  function(e) character())
   out <- trimws(out)
   if (length(out) && nzchar(out[1]) && grepl("^[A-Z_]+$", out[1])) out[1] else NA_character_
 }
@@ -690,7 +688,7 @@ worker_error <- function(e) {
 # Evaluates `expr`, turning the error of a worker that cannot load a
 # package into one that says what to install where.
 with_worker_errors <- function(expr) {
-  tryCatch(expr, error = function(e) stop(worker_error(e)))
+  try_step(expr, function(e) stop(worker_error(e)))
 }
 
 missing_package_error <- function(pkg) {
@@ -795,10 +793,9 @@ ship_function <- function(f, state) {
   home <- ship_home(state)
   probe <- new.env(parent = env)
   assign(".kmaha_shipped_fun", f, envir = probe)
-  gl <- tryCatch(
+  gl <- try_step(
     globals::globalsOf(quote(.kmaha_shipped_fun), envir = probe, recursive = TRUE,
-                       mustExist = FALSE),
-    error = function(e) NULL)
+                       mustExist = FALSE), function(e) NULL)
   if (!is.null(gl)) {
     where <- attr(gl, "where")
     for (nm in setdiff(names(gl), ".kmaha_shipped_fun")) {
@@ -872,7 +869,7 @@ frame_copy <- function(frame, parent, state) {
   for (nm in setdiff(ls(frame, all.names = TRUE), "...")) {
     if (bindingIsActive(nm, frame)) next
     # A missing argument of the frame's function has no value to copy.
-    v <- tryCatch(get(nm, envir = frame, inherits = FALSE), error = function(e) e)
+    v <- try_step(get(nm, envir = frame, inherits = FALSE), function(e) e)
     if (inherits(v, "error")) next
     if (is.function(v) && !is.primitive(v)) v <- rebase_function(v, state)
     assign(nm, v, envir = to)

@@ -6,10 +6,19 @@
 #' kernel choice). It is registered as soon as both packages are loaded, in
 #' either order.
 #'
-#' * `neighbors` is [kmaha()]'s `k`, the neighbours of the kNN vote (1 when
-#'   unset, kmaha's default). It can be tuned cheaply: the learned metric
-#'   does not depend on it, so \pkg{tune} fits one model for all values of
-#'   `neighbors` and predicts each from it ([parsnip::multi_predict()]).
+#' * `neighbors` is [kmaha()]'s `k`, the neighbours of the kNN vote (unset:
+#'   kmaha()'s default). It is not a submodel parameter: at the default
+#'   `kernel = "auto"` (and with `"cv"`) the kernel is chosen by
+#'   cross-validated k-NN votes with this `k`, so a model fitted at one
+#'   value of `neighbors` is not the model of another, and \pkg{tune} fits
+#'   every value of a grid on its own. Each result of [tune::tune_grid()] is
+#'   then the model `kmaha(x, y, k = neighbors, ...)` of the fold's analysis
+#'   rows (with `seed` among the engine arguments, the same fit;
+#'   `vignette("frameworks", package = "kmaha")` has a table of `neighbors`
+#'   and `k` across the frameworks). For
+#'   a fit whose kernel was given (no choice by cross-validation),
+#'   [parsnip::multi_predict()] predicts several values of `neighbors` from
+#'   the one fit.
 #' * `weight_func` and `dist_power`: kmaha's vote gives the `k` neighbours
 #'   equal weights (parsnip's `weight_func = "rectangular"`) and measures
 #'   Euclidean distance in the learned metric (`dist_power = 2`). Those
@@ -18,7 +27,8 @@
 #'   distance is not what kmaha fits (tune `neighbors`, the `learner` and the
 #'   kernel instead).
 #' * Engine arguments (`set_engine("kmaha", ...)`) are passed to [kmaha()]:
-#'   `learner` (`"nca"`, `"lmnn"`, `"dne"` or a function; tunable with
+#'   `learner` (`"auto"`, the default, `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`,
+#'   `"rca"`, `"mmc"`, `"itml"` or a function; tunable with
 #'   [metric_learner()]), `kernel`, `learner_args`, `kernels`, `cv_folds`,
 #'   `scale`, `rank`, `seed`, `landmarks`, ...
 #' * Predictions: `type = "class"` and `"prob"` (the fractions of the `k`
@@ -83,8 +93,10 @@ register_parsnip_engine <- function() {
   parsnip::set_dependency(model, eng = "kmaha", pkg = "kmaha",
                           mode = "classification")
   # The engine's arguments: parsnip's name, kmaha's, the dials function of
-  # its tuning parameter, and whether one fit serves several values
-  # (neighbors: predict() takes k).  weight_func and dist_power reach
+  # its tuning parameter, and whether one fit serves several values (none:
+  # `neighbors` enters the kernel choice of kernel = "auto" and "cv", and
+  # parsnip's declaration holds for every engine argument set, so tune
+  # fits each value).  weight_func and dist_power reach
   # kmaha_parsnip_fit(), which accepts only what kmaha does (they are not
   # silently dropped).
   engine_args <- data.frame(
@@ -92,7 +104,10 @@ register_parsnip_engine <- function() {
     original = c("k", "learner", "weight_func", "dist_power"),
     pkg = c("dials", "kmaha", "dials", "dials"),
     fun = c("neighbors", "metric_learner", "weight_func", "dist_power"),
-    has_submodel = c(TRUE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
+    # neighbors is no submodel: with the default kernel and learner choice
+    # (and k unset) the fitted metric depends on k, so tune must fit each
+    # value (multi_predict() still predicts other k from one fit on request)
+    has_submodel = c(FALSE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
   for (i in seq_len(nrow(engine_args))) {
     parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = engine_args$parsnip[i],
                            original = engine_args$original[i],
@@ -145,9 +160,10 @@ parsnip_prob_frame <- function(x, object) {
 }
 
 # multi_predict() for the engine: the predictions for several values of
-# `neighbors` from one fit (tune's submodels).  parsnip prepares `new_data`
-# (formula terms, indicator columns) in predict(type = "raw"), whose `opts`
-# reach predict() of the kmaha fit.
+# `neighbors` from one fit whose metric does not depend on k (a given
+# kernel; tune does not call it, see has_submodel above).  parsnip prepares
+# `new_data` (formula terms, indicator columns) in predict(type = "raw"),
+# whose `opts` reach predict() of the kmaha fit.
 #' @rawNamespace S3method(parsnip::multi_predict, "_kmaha_fit")
 multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
                                      neighbors = NULL, ...) {
@@ -157,9 +173,13 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
           paste(type, collapse = ", "))
   }
   if (is.null(neighbors)) {
-    neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% 1L
+    neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% object$fit$k
   }
   neighbors <- sort(unique(as.integer(neighbors)))
+  if (metric_uses_k(object$fit) && !all(neighbors == object$fit$k)) {
+    stopf("multi_predict(): this kmaha fit chose its kernel by cross-validated votes of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does), or give the engine a kernel (set_engine(\"kmaha\", kernel = rbf_kernel(1))).",
+          object$fit$k)
+  }
   long <- do.call(rbind, lapply(neighbors, function(k) {
     p <- stats::predict(object, new_data = new_data, type = "raw",
                         opts = list(type = type, k = k))

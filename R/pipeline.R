@@ -176,7 +176,7 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
   }
   fit <- if (label_errors) {
     # The learner's errors speak of its input `x`: say what that is here.
-    tryCatch(fit_it(), error = function(e) {
+    try_step(fit_it(), function(e) {
       stopf("%s on the %s (its `x`): %s", spec$label, fm$describe, conditionMessage(e))
     })
   } else {

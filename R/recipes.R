@@ -290,8 +290,9 @@ required_pkgs.step_kmaha <- function(x, ...) "kmaha"
 metric_learner <- function(values = c("nca", "lmnn", "dne")) {
   require_suggested("dials", "metric_learner()")
   if (!is.character(values) || !length(values) || anyNA(values) ||
-      !all(values %in% c("nca", "lmnn", "dne"))) {
-    stopf("metric_learner(): `values` must be some of \"nca\", \"lmnn\", \"dne\".")
+      !all(values %in% c("auto", builtin_learners))) {
+    stopf("metric_learner(): `values` must be some of %s.",
+          paste(dQuote(c("auto", builtin_learners), FALSE), collapse = ", "))
   }
   dials::new_qual_param(type = "character", values = values,
                         label = c(learner = "Metric learner"))

@@ -26,7 +26,7 @@
 #' `learners`, `kernels` and `split_ids` of one element) and gives the same
 #' accuracy as in a full run, whatever else is run beside it and whatever
 #' the [future::plan()]. Each fit runs on one thread (sums in a fixed
-#' order); the cells run in parallel as futures, so
+#' order; `num_threads` changes it); the cells run in parallel as futures, so
 #' `future::plan(multisession)` uses several cores and
 #' `future::plan(future.batchtools::batchtools_slurm, ...)` a Slurm cluster.
 #' How many tasks (a split, learner and kernel choice; `"cv"` and `"auto"`
@@ -88,6 +88,12 @@
 #' @param chunk_size `NULL` (the option `kmaha.chunk_size`, else the plan's
 #'   default, see [kmaha-plans]), or the number of tasks each future carries:
 #'   a whole number >= 1. Results do not depend on it.
+#' @param num_threads The number of threads of each fit's compiled code: 1
+#'   (the default), with which NCA's and LMNN's sums run in a fixed order and
+#'   the accuracies are those shipped, or more to speed up the fits of a
+#'   sequential plan (results may then differ in the last digits of those
+#'   sums, so in a few test points). Cross-validation folds run one thread
+#'   each in any case.
 #' @return A data frame of class `kmaha_reproduction` with one row per
 #'   dataset, split, learner and kernel choice: `dataset`, `split`, `learner`,
 #'   `kernel`, `accuracy` (test accuracy of 1-NN), `seconds` (elapsed time of
@@ -130,7 +136,7 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
                             base_kernels = paper_kernels(), cv_folds = 5,
                             path = NULL, download = FALSE,
                             learner_args = list(), checkpoint = NULL,
-                            chunk_size = NULL) {
+                            chunk_size = NULL, num_threads = 1L) {
   info <- paper_datasets()
   if (!is.character(datasets) || !length(datasets) || anyNA(datasets)) {
     stopf("`datasets` must be a character vector of names from paper_datasets()$name.")
@@ -152,6 +158,7 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
   cv_folds <- check_count(cv_folds, "cv_folds", lower = 2L)
   learner_args <- check_repro_learner_args(learner_args)
   if (!is.null(chunk_size)) chunk_size <- check_count(chunk_size, "chunk_size")
+  num_threads <- check_count(num_threads, "num_threads")
   # Load every dataset here first, so that a missing one fails now with
   # kmaha_data()'s message; the workers load (and keep) their own copies.
   source <- list(path = path, download = download)
@@ -170,12 +177,14 @@ reproduce_paper <- function(datasets = paper_datasets()$name,
     checkpoint <- checkpoint_open(checkpoint, list(
       kmaha_version = as.character(utils::packageVersion("kmaha")),
       seed = seed, base_kernels = base_kernels, cv_folds = cv_folds,
-      learner_args = learner_args, path = path, download = download))
+      learner_args = learner_args, path = path, download = download,
+      # (absent for one thread, as in the checkpoints of 0.5.2 and earlier)
+      num_threads = if (num_threads != 1L) num_threads))
   }
   job <- list(cells = cells, task = task, source = source, seed = seed,
               base_kernels = base_kernels, cv_folds = cv_folds,
               learner_args = learner_args, checkpoint = checkpoint,
-              settings = worker_settings())
+              num_threads = num_threads, settings = worker_settings())
   if (!plan_is_local()) {
     shipped <- ship_closures(job[c("base_kernels", "learner_args")])
     job[c("base_kernels", "learner_args")] <- shipped
@@ -277,7 +286,10 @@ check_repro_learner_args <- function(learner_args) {
       stopf("`%s` must be a named list of %s() arguments, e.g. list(lambda = 0.1).", arg, lr)
     }
     fun <- switch(lr, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
-    known <- setdiff(names(formals(fun)), "...")
+    known <- setdiff(names(formals(fun)), c("...", "num_threads"))
+    if ("num_threads" %in% names(a)) {
+      stopf("`%s` must not set `num_threads`: the threads of every fit are reproduce_paper()'s own `num_threads`.", arg)
+    }
     reserved <- intersect(names(a), c("x", "y", "scale"))
     if (length(reserved)) {
       stopf("`%s` must not set %s: reproduce_paper() supplies it (the training split, standardized).",
@@ -321,7 +333,7 @@ checkpoint_open <- function(dir, settings) {
   dir <- normalizePath(dir, mustWork = TRUE)
   file <- file.path(dir, checkpoint_settings_file)
   if (file.exists(file)) {
-    old <- tryCatch(readRDS(file), error = function(e) NULL)
+    old <- try_step(readRDS(file), function(e) NULL)
     if (!is.list(old)) {
       stopf("%s is not a kmaha checkpoint directory: its %s cannot be read. Use another directory.",
             sQuote(dir, FALSE), checkpoint_settings_file)
@@ -349,7 +361,7 @@ checkpoint_read <- function(dir, cells) {
   lapply(seq_len(nrow(cells)), function(i) {
     f <- checkpoint_cell_file(dir, cells[i, ])
     if (!file.exists(f)) return(NULL)
-    row <- tryCatch(readRDS(f), error = function(e) NULL)
+    row <- try_step(readRDS(f), function(e) NULL)
     keys <- c("dataset", "split", "learner", "kernel")
     ok <- is.data.frame(row) && nrow(row) == 1L &&
       identical(names(row), repro_columns) &&
@@ -467,7 +479,8 @@ repro_cell <- function(i, job, progress) {
   r <- tryCatch(withCallingHandlers(
     repro_fit(d$x[tr, , drop = FALSE], d$y[tr], d$x[-tr, , drop = FALSE],
               d$y[-tr], cell$learner, cells$kernel, job$base_kernels,
-              job$cv_folds, job$learner_args[[cell$learner]] %||% list()),
+              job$cv_folds, job$learner_args[[cell$learner]] %||% list(),
+              job$num_threads %||% 1L),
     warning = function(w) {
       warns <<- c(warns, conditionMessage(w))
       invokeRestart("muffleWarning")
@@ -510,7 +523,7 @@ repro_cell <- function(i, job, progress) {
 # each equals the fit kmaha(kernel = "cv") or kmaha(kernel = "auto") would
 # make alone.
 repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
-                      largs) {
+                      largs, num_threads = 1L) {
   ytr <- droplevels(factor(ytr))
   # A column constant on a small training split carries no information
   # there; drop it for this split (the paper's standardization needs sd > 0).
@@ -521,13 +534,13 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
     kmaha(xtr, ytr, learner = learner, kernel = kernel, k = 1, rule = rule,
           learner_args = largs, kernels = base_kernels, cv_folds = folds,
           neighbors = if (identical(kernel, "unweighted")) "input" else "feature",
-          num_threads = 1L)
+          num_threads = num_threads)
   }
   fits <- if (all(kernels %in% repro_shared)) {
     scores <- score_candidates(xtr, ytr, learner = learner,
                                candidates = if ("auto" %in% kernels) "auto" else "kernels",
                                kernels = base_kernels, folds = folds, k = 1,
-                               learner_args = largs, num_threads = 1L,
+                               learner_args = largs, num_threads = num_threads,
                                shortlist = default_shortlist(if ("cv" %in% kernels) "kernels" else "auto"))
     restore <- save_rng()
     lapply(kernels, function(kernel) {
@@ -540,7 +553,7 @@ repro_fit <- function(xtr, ytr, xte, yte, learner, kernels, base_kernels, folds,
   lapply(seq_along(kernels), function(j) {
     fit <- fits[[j]]
     kernel <- kernels[j]
-    pred <- stats::predict(fit, xte, type = "class")
+    pred <- stats::predict(fit, xte, type = "class", num_threads = num_threads)
     # A test class unseen in training can never be predicted correctly; it
     # still counts as an error, as in the paper's protocol.
     ch <- fit$kernel_choice

@@ -78,11 +78,11 @@
 #' `NA` there (`errors`); warnings of the fold fits are collected
 #' (`warnings`) and summarised in one warning.
 #'
-#' **Large n.** Above 2000 training rows (and without `landmarks` or
+#' **Large n.** Above 1000 training rows (and without `landmarks` or
 #' `rank`) the candidates of `"auto"` and `"kernels"` are scored on a
-#' stratified subsample of 1000 rows with KPCA of rank at most 100; a
-#' kernel chosen from such scores is fitted by [kmaha()] on all rows with
-#' Nystrom KPCA (1000 landmarks, rank 100) (`large` records this).
+#' stratified subsample of 1000 rows; a kernel chosen from such scores is
+#' fitted by [kmaha()] on all rows, with exact KPCA up to 2000 rows and
+#' Nystrom KPCA above (see [kmaha()]; `large` records this).
 #'
 #' @inheritParams kmaha
 #' @param candidates `"auto"` or `"kernels"`: which candidates to score (see
@@ -107,8 +107,12 @@
 #'   k the last dimension), `k` (the k considered), `learners`,
 #'   `folds` (the fold of each row), `seconds`, `errors`, `warnings`,
 #'   `n_fits`, `strategy`, `learner` (in words), `candidates` and
-#'   `kernels` (what was scored), `settings` (the arguments that determine
-#'   the scores) and `large`. `print()`, `summary()`, `plot()`,
+#'   `kernels` (what was scored), `settings` (every argument that shaped
+#'   the scores: the learner and its options, `k`, `neighbors`, the base
+#'   `kernels`, `folds`, `strategy`, `scale`, `rank`, `tol`, `seed`,
+#'   `landmarks`, `landmark_method`), `fingerprint` (the data's dimensions,
+#'   class sizes and a hash of the input values and labels; [kmaha()]
+#'   checks both) and `large`. `print()`, `summary()`, `plot()`,
 #'   [tidy()][tidy.kmaha_cv] and [autoplot()][autoplot.kmaha_model] show it.
 #' @seealso [kmaha()], which selects from these scores (`rule`),
 #'   [cv_kernel()].
@@ -177,9 +181,8 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   rows <- NULL
   n_all <- nrow(xs)
   if (!is.null(large)) {
-    # Large n (see kmaha()): score on a stratified subsample with KPCA of
-    # bounded rank (the full eigensolver: at this size it is as fast, and
-    # never fails to converge).
+    # Large n (see kmaha()): score on a stratified subsample (the full
+    # eigensolver: at this size it is as fast, and never fails to converge).
     rows <- stratified_rows(y, large$n_choose)
     xs <- xs[rows, , drop = FALSE]
     y <- droplevels(y[rows])
@@ -191,6 +194,8 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
   sc$settings <- settings
+  # the folds as asked: a count, or "labels" (given per row; they are $folds)
+  if (length(settings)) sc$settings$folds <- if (length(folds) == 1L) as.integer(folds) else "labels"
   sc$fingerprint <- fingerprint
   sc$type <- type
   sc$shortlist <- shortlist
@@ -751,11 +756,4 @@ save_rng <- function() {
       }
     }
   }
-}
-
-# A few numbers that tell whether two data sets are the same (kmaha() checks
-# that scores it is given were computed on its data).
-data_fingerprint <- function(x, y) {
-  list(dim = dim(x), sums = unname(colSums(x)), y = tabulate(as.integer(y), nlevels(y)),
-       levels = levels(y))
 }

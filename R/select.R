@@ -179,7 +179,7 @@ auto_select <- function(curve, correct, v, margin = auto_margin) {
 
 # How many standard errors of the paired difference a kernelized pipeline
 # must beat the better baseline by (auto_select()); see NEWS and
-# bench/default-study.R for the measurements behind the value.
+# bench/studies/default-study.R for the measurements behind the value.
 auto_margin <- 0.5
 
 margin_words <- function(margin) {

@@ -4,6 +4,19 @@
 stopf <- function(...) stop(sprintf(...), call. = FALSE)
 warnf <- function(...) warning(sprintf(...), call. = FALSE)
 
+# tryCatch(expr, error = handler) for the errors of one step of a longer
+# computation.  R's time limits (setTimeLimit(), R.utils::withTimeout())
+# are signalled as errors, and R clears a limit when it fires: a handler
+# that took one for the step's failure would let the computation go on with
+# no limit at all.  They pass through (is_stop_condition()), as do
+# interrupts (not errors).
+try_step <- function(expr, handler) {
+  tryCatch(expr, error = function(e) {
+    if (is_stop_condition(e)) stop(e)
+    handler(e)
+  })
+}
+
 # One rule for columns that are not numbers.  The matrix interface takes
 # numeric and logical columns (TRUE/FALSE become 1/0); the formula interface
 # also takes factors and character columns, which model.matrix() expands into

@@ -1,4 +1,4 @@
-# Acceptance data sets for the default (bench/default-accept.R): fourteen
+# Acceptance data sets for the default (bench/default-accept.R): thirteen
 # classification sets from modeldata, MASS, datasets and mlbench's
 # generators that no kmaha session has used before 0.6.0, added to the
 # eighteen hold-out sets of bench/holdout-data.R (never tuned on either).
@@ -45,16 +45,14 @@ accept_load <- function(name) {
     melanoma = { d <- holdout_pkg_data("Melanoma", "MASS")
       list(x = as.matrix(d[, c("time", "sex", "age", "year", "thickness", "ulcer")]),
            y = factor(d$status), n_train = 130, note = "MASS Melanoma (status)") },
-    chickwts = { d <- datasets::chickwts
+    chickwts = { d <- holdout_pkg_data("chickwts", "datasets")
       list(x = as.matrix(d["weight"]), y = d$feed, n_train = 45,
            note = "datasets chickwts (feed from weight: one input, six classes)") },
     normals2d = holdout_sim(44, { d <- mlbench.2dnormals(1200, cl = 6, sd = 1)
       list(x = d$x, y = d$classes, n_train = 200, note = "mlbench.2dnormals(1200, 6 classes), fixed pool") }),
     hypercube = holdout_sim(45, { d <- mlbench.hypercube(1200, d = 3, sd = 0.2)
       list(x = d$x, y = d$classes, n_train = 200, note = "mlbench.hypercube(1200, d = 3), fixed pool") }),
-    corners = holdout_sim(46, { d <- mlbench.corners(1200, d = 2, sd = 0.25)
-      list(x = d$x, y = d$classes, n_train = 200, note = "mlbench.corners(1200, d = 2), fixed pool") }),
-    infert = { d <- datasets::infert
+    infert = { d <- holdout_pkg_data("infert", "datasets")
       list(x = holdout_numeric(d[, c("education", "age", "parity", "induced", "spontaneous")]),
            y = factor(d$case), n_train = 150, note = "datasets infert (case)") },
     stop("unknown set ", name))
@@ -62,7 +60,7 @@ accept_load <- function(name) {
 
 ACCEPT_NEW_SETS <- c("parabolic", "bivariate", "scat", "mlc_churn", "credit", "wa_churn",
                      "cats", "birthwt", "melanoma", "chickwts", "normals2d", "hypercube",
-                     "corners", "infert")
+                     "infert")
 ACCEPT_SETS <- c(HOLDOUT_SETS, ACCEPT_NEW_SETS)
 
 accept_available <- function(name) {

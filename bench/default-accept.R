@@ -1,5 +1,5 @@
 # The default kmaha(x, y) on the acceptance sets of bench/accept-data.R
-# (the eighteen hold-out sets and fourteen more; none used to choose the
+# (the eighteen hold-out sets and thirteen more; none used to choose the
 # default's policy, which bench/default-study.R chose on the development
 # sets), three splits each, beside its peers on the same splits: test
 # accuracy and CPU seconds (one thread) per method.

@@ -1,9 +1,11 @@
 # Installs the suggested frameworks that kmaha's adapters plug into
 # (tidymodels: parsnip, recipes, workflows, tune, dials, yardstick, rsample;
-# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), and batchtools and
-# future.batchtools for the Slurm tests, and the reference implementations
-# lfda and dml (tests and bench/learners-new.R), into the R library LIB, so that
-# their tests run (CI does this; `make test` does not).
+# mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), batchtools and
+# future.batchtools for the Slurm tests, the reference implementations lfda
+# and dml (tests and bench/learners-new.R), and kknn and ranger, the
+# references of bench/tune-grid.R (which CI's script check needs), into the
+# R library LIB, so that their tests run (CI does this; `make test` does
+# not).
 #
 #   Rscript tools/install-suggests.R LIB
 #
@@ -27,7 +29,9 @@ targets <- c("parsnip", "recipes", "workflows", "tune", "dials", "yardstick",
              "rsample", "mlr3", "paradox", "mlr3tuning", "bbotk", "mlr3misc",
              "batchtools", "future.batchtools",
              # references of the tests and bench/learners-new.R for LFDA, RCA and MMC
-             "lfda", "dml")
+             "lfda", "dml",
+             # references of bench/tune-grid.R
+             "kknn", "ranger")
 # Dependencies taken at CRAN's current version even where an older one
 # meets every declared requirement, because some package uses functions
 # newer than its declared minimum: mlr3measures calls

@@ -13,6 +13,9 @@ printed_flat <- function(x) {
   gsub("[[:space:]]+", " ", paste(capture.output(print(x)), collapse = " "))
 }
 
+# The same for print(summary(x)), whose lines wrap at the console width too.
+summary_flat <- function(x) printed_flat(summary(x))
+
 # The paper's synthetic example: two thin concentric rings whose radial gap
 # (0.05) is smaller than the typical spacing of points along a ring
 # (2 pi / 100 ~ 0.063), so Euclidean kNN confuses them and no linear metric

@@ -127,31 +127,78 @@ test_that("the default is auto, and cv and auto share one cross-validation", {
   expect_equal(ca$mean[ca$kind == "kernel"][both], cc$mean[both])
 })
 
-test_that("above 2000 rows the choice is made on a subsample and a kernel is fitted by Nystrom", {
-  skip_on_cran()
+test_that("above 1000 rows the choice is made on a subsample; above 2000 a kernel is fitted by Nystrom", {
+  # the rule at a fifth of its sizes (200-row subsample above 200 rows,
+  # exact KPCA up to 400, then 400 landmarks), so that the test is fast
+  ns <- asNamespace("kmaha")
+  old <- get("auto_large", ns)
+  put <- function(v) {
+    unlockBinding("auto_large", ns)
+    assign("auto_large", v, envir = ns)
+    lockBinding("auto_large", ns)
+  }
+  put(list(n = 200L, n_choose = 200L, exact_max = 400L, landmarks = 400L, max_rank = 100L,
+           min_rank = 20L, min_rank_n = 3200L))
+  on.exit(put(old), add = TRUE)
   set.seed(8)
-  n <- 2100
+  n <- 420
   y <- factor(rep(c("a", "b", "c"), length.out = n))
   x <- matrix(rnorm(n * 4), n) + 2 * as.integer(y)
   ks <- list(rbf_kernel(0.5), rbf_kernel(1), rbf_kernel(2))
   cv <- kmaha(x, y, learner = "dne", kernel = "cv", kernels = ks, seed = 1)
   expect_identical(cv$feature_map$type, "nystrom")
-  expect_identical(nrow(cv$feature_map$landmarks), 1000L)
-  expect_lte(ncol(cv$L), 100L)
+  expect_identical(nrow(cv$feature_map$landmarks), 400L)
+  # rank cap 100 (400 / 420)^0.774
+  expect_lte(ncol(cv$L), 96L)
   expect_match(cv$kernel_choice$cv$reason,
-               "chosen on a stratified subsample of 1000 of the 2100 rows, with KPCA of rank <= 100, and fitted on all rows with Nystrom KPCA (1000 landmarks)",
+               "chosen on a stratified subsample of 200 of the 420 rows, and fitted on all rows with Nystrom KPCA (400 landmarks, rank <= 96)",
                fixed = TRUE)
-  expect_identical(nrow(cv$embedding), 2100L)
+  expect_identical(nrow(cv$embedding), 420L)
+  expect_identical(length(cv$kernel_choice$cv$folds), 200L)
   # the same choice under auto, where a baseline may win: then no Nystrom
   au <- kmaha(x, y, learner = "dne", kernels = ks, seed = 1)
   kind <- au$kernel_choice$cv$curve$kind[au$kernel_choice$cv$best]
   if (kind %in% c("linear", "euclidean")) {
     expect_identical(au$feature_map$type, "identity")
-    expect_match(au$kernel_choice$cv$reason, "rank <= 100, and fitted on all rows", fixed = TRUE)
+    expect_match(au$kernel_choice$cv$reason, "of the 420 rows, and fitted on all rows", fixed = TRUE)
     expect_false(grepl("Nystrom", au$kernel_choice$cv$reason, fixed = TRUE))
   } else {
     expect_identical(au$feature_map$type, "nystrom")
   }
+  # between the two thresholds: the subsample, and exact KPCA on all rows
+  sub <- 1:300
+  c3 <- kmaha(x[sub, ], y[sub], learner = "dne", kernel = "cv", kernels = ks, seed = 1)
+  expect_identical(c3$feature_map$type, "kpca")
+  expect_identical(nrow(c3$embedding), 300L)
+  expect_identical(length(c3$kernel_choice$cv$folds), 200L)
+  expect_match(c3$kernel_choice$cv$reason,
+               "chosen on a stratified subsample of 200 of the 300 rows, and fitted on all rows with exact KPCA",
+               fixed = TRUE)
+  # up to the first: all rows, no subsample
+  c2 <- kmaha(x[1:200, ], y[1:200], learner = "dne", kernel = "cv", kernels = ks, seed = 1)
+  expect_identical(length(c2$kernel_choice$cv$folds), 200L)
+  expect_null(c2$kernel_choice$cv$large)
+  # and the package's own sizes
+  put(old)
+  expect_identical(old[c("n", "n_choose", "exact_max", "landmarks", "max_rank", "min_rank",
+                         "min_rank_n")],
+                   list(n = 1000L, n_choose = 1000L, exact_max = 2000L, landmarks = 1250L,
+                        max_rank = 500L, min_rank = 100L, min_rank_n = 16000L))
+})
+
+test_that("the large-n settings change smoothly in n", {
+  ls <- kmaha:::large_settings
+  # no Nystrom up to 2000 rows; just above, 1250 landmarks and at most 500
+  # components; the rank cap then falls by at most one per row, to 100
+  expect_null(ls(2000)$landmarks)
+  expect_null(ls(2000)$fit_rank)
+  expect_identical(ls(2001)$landmarks, 1250L)
+  r <- vapply(2001:20000, function(n) ls(n)$fit_rank, 0L)
+  expect_identical(r[1], 500L)
+  expect_true(all(diff(r) <= 0L))
+  expect_lte(max(-diff(r)), 1L)
+  expect_identical(ls(16000)$fit_rank, 100L)
+  expect_identical(ls(20000)$fit_rank, 100L)
 })
 
 test_that("the better baseline is the higher-scoring one: Euclidean k-NN over a weaker linear learner", {

@@ -8,7 +8,8 @@ test_that("the learner is in mlr3's dictionary with its parameters", {
   expect_setequal(l$predict_types, c("response", "prob"))
   expect_true(all(c("k", "learner", "kernel", "sigma", "learner_args", "kernels",
                     "cv_folds", "rank", "seed", "landmarks") %in% l$param_set$ids()))
-  expect_error(l$param_set$values$learner <- "svm", "must be \"nca\", \"lmnn\", \"dne\"")
+  expect_error(l$param_set$values$learner <- "svm", "must be \"auto\", \"nca\", \"lmnn\", \"dne\"")
+  l$param_set$values$learner <- "auto"
   expect_error(l$param_set$values$k <- 0, "k")
 })
 

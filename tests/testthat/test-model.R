@@ -144,7 +144,7 @@ test_that("predict() says when a column has the wrong type and rejects unknown a
                "`newdata` column 'Sepal.Length' is character, but the model was trained on numbers there; convert it (e.g. as.numeric(newdata$Sepal.Length)) before predicting.",
                fixed = TRUE)
   expect_error(predict(f, test_m[1:3, ], tpye = "prob"),
-               "Unknown argument(s) to predict(): 'tpye'. predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\") and `k`.",
+               "Unknown argument(s) to predict(): 'tpye'. predict() takes `newdata`, `type` (\"class\", \"prob\" or \"transform\"), `k` and `num_threads`.",
                fixed = TRUE)
   expect_error(predict(f, test_m[1:3, ], type = "probs"),
                "`type` must be one of \"class\", \"prob\" or \"transform\", not \"probs\".",

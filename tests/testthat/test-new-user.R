@@ -241,6 +241,10 @@ test_that("kmaha() errors speak of KPCA components, not columns of x", {
                fixed = TRUE)
   expect_error(kmaha(xi, yi, kernel = rbf_kernel(1),
                      learner_args = list(dim = 2, init = matrix(1, 2, 3))),
+               "`learner_args$init` as a matrix starts one learner on its coordinates, but learner = \"auto\" fits several",
+               fixed = TRUE)
+  expect_error(kmaha(xi, yi, learner = "nca", kernel = rbf_kernel(1),
+                     learner_args = list(dim = 2, init = matrix(1, 2, 3))),
                sprintf("NCA on the %d KPCA components (its `x`): `init` must be a 2 x %d matrix", r, r),
                fixed = TRUE)
 })
@@ -268,10 +272,10 @@ test_that("a custom learner with the wrong signature is named, without the data"
 
 test_that("kmaha_caret() validates fixed arguments against the learner", {
   expect_error(kmaha_caret("dne", bogus = 1),
-               "Unknown argument(s) to kmaha_caret(\"dne\"): 'bogus'. It passes fixed arguments to dne(), which takes: dim, lambda, scale.",
+               "Unknown argument(s) to kmaha_caret(\"dne\"): 'bogus'. It passes fixed arguments to dne(), which takes: dim, lambda, scale, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("kdne", scale = FALSE),
-               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda.",
+               "Unknown argument(s) to kmaha_caret(\"kdne\"): 'scale'. It passes fixed arguments to dne(), which takes: dim, lambda, num_threads.",
                fixed = TRUE)
   expect_error(kmaha_caret("nca", dim = 2),
                "kmaha_caret(\"nca\"): `dim` is tuned by caret (parameter `dim`); give its values in `tuneGrid`, not as a fixed argument.",
@@ -343,9 +347,10 @@ test_that("print() says the outcome in words; summary() keeps the solver's messa
   sout <- capture.output(print(summary(fit)))
   # the solver's own message is not repeated; the stopping rule is said in words
   expect_false(any(grepl(fit$convergence$message, sout, fixed = TRUE)))
-  expect_true(any(grepl(sprintf("Optimizer: converged after %d objective evaluations (stopped by the %s rule)",
-                                fit$convergence$iterations, fit$convergence$stop), sout, fixed = TRUE)))
-  expect_true(any(grepl("not an estimate of the accuracy on new data", sout, fixed = TRUE)))
+  # (summary() wraps its lines at the console width too: read them joined)
+  expect_match(summary_flat(fit), sprintf("Optimizer: converged after %d objective evaluations (stopped by the %s rule)",
+                                          fit$convergence$iterations, fit$convergence$stop), fixed = TRUE)
+  expect_match(summary_flat(fit), "not an estimate of the accuracy on new data", fixed = TRUE)
   # not converged: said in words
   nc <- suppressWarnings(nca(xi, yi, max_iter = 2))
   expect_match(printed_flat(nc), sprintf("optimizer: stopped after %d objective evaluations before converging (iteration limit; raise `max_iter`; see summary())",
@@ -362,10 +367,10 @@ test_that("print() says the outcome in words; summary() keeps the solver's messa
   expect_gt(al$ridge, 0)
   aout <- capture.output(print(al))
   expect_false(any(grepl("S'", aout, fixed = TRUE)))
-  expect_true(any(grepl("a tiny ridge was added", aout, fixed = TRUE)))
-  expect_output(print(summary(al)),
-                sprintf("Ridge added to the normalised Gram inner products S' to make the QP strictly convex: %.3g",
-                        al$ridge), fixed = TRUE)
+  expect_match(printed_flat(al), "a tiny ridge was added", fixed = TRUE)
+  expect_match(summary_flat(al),
+               sprintf("Ridge added to the normalised Gram inner products S' to make the QP strictly convex: %.3g",
+                       al$ridge), fixed = TRUE)
 })
 
 test_that("each learner says what its objective is", {
@@ -379,8 +384,8 @@ test_that("each learner says what its objective is", {
   kn <- suppressWarnings(knca(xi[idx, ], y2, dim = 2, max_iter = 20))
   expect_match(printed_flat(kn), "(minus the expected number of points classified correctly)",
                fixed = TRUE)
-  expect_output(print(summary(kn)), "plus lambda * trace(U K U'); lower is better",
-                fixed = TRUE)
+  expect_match(summary_flat(kn), "plus lambda * trace(U K U'); lower is better",
+               fixed = TRUE)
 })
 
 test_that("the training accuracy is labelled optimistic: on noise it is far above the truth", {
@@ -421,8 +426,8 @@ test_that("print() and summary() agree on a map with fewer rows than `dim`", {
   # print() wraps its lines to the console: the note spans two
   flat <- function(obj) gsub("\\s+", " ", paste(capture.output(print(obj)), collapse = " "))
   expect_match(flat(fit), note, fixed = TRUE)
-  expect_output(print(summary(fit)), "map: 3 x 4", fixed = TRUE)
-  expect_output(print(summary(fit)), note, fixed = TRUE)
+  expect_match(summary_flat(fit), "map: 3 x 4", fixed = TRUE)
+  expect_match(summary_flat(fit), note, fixed = TRUE)
   lm <- lmnn(xi, yi, max_iter = 100)
   shown <- capture.output(print(lm), print(summary(lm)))
   has_note <- any(grepl("negligible eigenvalue", shown, fixed = TRUE))

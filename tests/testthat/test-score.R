@@ -226,12 +226,13 @@ test_that("scores are checked against the data and settings of the fit", {
   ks <- sc_kernels()
   sc <- score_candidates(d$x, d$y, learner = "dne", kernels = ks, seed = 1)
   expect_error(kmaha(d$x[-1, ], d$y[-1], learner = "dne", kernels = ks, kernel = sc),
-               "`kernel` holds scores of other data", fixed = TRUE)
+               "`kernel` holds scores of data with 90 rows and 4 columns, but `x` has 89 rows and 4 columns",
+               fixed = TRUE)
   expect_error(kmaha(d$x, d$y, learner = "nca", kernels = ks, kernel = sc),
-               "`kernel` holds scores computed with learner = \"dne\", but this fit has learner = \"nca\"",
+               "`kernel` holds scores computed with learner = \"dne\", but this call sets learner = \"nca\"; leave `learner` out",
                fixed = TRUE)
   expect_error(kmaha(d$x, d$y, learner = "dne", kernels = ks, kernel = sc, k = 3),
-               "computed with k = NULL, but this fit has k = 3", fixed = TRUE)
+               "computed with k = NULL, but this call sets k = 3", fixed = TRUE)
   expect_error(kmaha(d$x, d$y, kernel = rbf_kernel(1), rule = "cv"),
                "`rule` selects from scored candidates: it applies with kernel = \"auto\", \"cv\" or a scored-candidates object, not with kernel = a kernel object.",
                fixed = TRUE)
@@ -297,13 +298,17 @@ test_that("num_threads = 1 reaches every call of the compiled code", {
 
 test_that("a time limit stops the whole scoring, not one fold's fit", {
   d <- sc_data()
+  # a learner that works for 2 CPU seconds: a CPU-time limit of 0.3 s falls
+  # due inside the first fold's fit, however loaded the machine (its own
+  # work counts, not the clock)
   slow <- function(x, y, ...) {
-    Sys.sleep(0.4)
+    t0 <- proc.time()[["user.self"]]
+    while (proc.time()[["user.self"]] - t0 < 2) NULL
     diag(ncol(x))
   }
   res <- withCallingHandlers(
     tryCatch({
-      setTimeLimit(elapsed = 0.2, transient = TRUE)
+      setTimeLimit(cpu = 0.3, transient = TRUE)
       kmaha(d$x, d$y, learner = slow, kernels = sc_kernels(), seed = 1)
     }, error = function(e) e),
     warning = function(w) stop("unexpected warning: ", conditionMessage(w)))

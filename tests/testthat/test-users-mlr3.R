@@ -133,8 +133,8 @@ test_that("the parameters have kmaha()'s defaults, sigma must be positive, threa
   d <- l$param_set$default
   expect_identical(d$kernel, "auto")
   expect_identical(d$kernels, paper_kernels())
-  expect_identical(d$k, 1L)
-  expect_identical(d$learner, "nca")
+  expect_null(d$k)
+  expect_identical(d$learner, "auto")
   expect_error(l$param_set$set_values(sigma = 0), "sigma")
   expect_error(l$param_set$set_values(sigma = -1), "sigma")
   l$param_set$set_values(sigma = 1e-3)

@@ -29,7 +29,7 @@ test_that("plot() of a fast CV that dropped kernels draws, with a legend for the
   # the legend names the crosses only when one is drawn: kernels the screen
   # dropped were never scored (no mean, no cross)
   drawn_cross <- any(cv$curve$dropped & cv$curve$kind == "kernel" & !is.na(cv$curve$mean))
-  expect_identical("dropped after the first fold" %in% txt, drawn_cross)
+  expect_identical("not scored by the learner (screened out)" %in% txt, drawn_cross)
 })
 
 test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choice", {
@@ -38,7 +38,7 @@ test_that("plot() of an exhaustive CV (nothing dropped) draws and names the choi
   expect_false(any(cv$curve$dropped))
   txt <- drawn_text(plot(cv))
   expect_true(paste("chosen:", cv$curve$label[cv$best]) %in% txt)
-  expect_false("dropped after the first fold" %in% txt)
+  expect_false("not scored by the learner (screened out)" %in% txt)
 })
 
 test_that("the default cv_kernel() example of the issue plots", {
@@ -75,8 +75,8 @@ test_that("a chosen candidate without a sigma gets a red line in the legend", {
   # curve, the accuracy matrix, best and learner)
   cu <- cv$curve
   cu <- rbind(cu, data.frame(candidate = nrow(cu) + 1L, kind = "linear",
-                             label = "linear (no kernel)", sigma = NA_real_,
-                             mean = 0.99, sd = 0.01, n_ok = 3L, dropped = FALSE,
+                             label = "linear (no kernel)", learner = "dne", sigma = NA_real_,
+                             k = 1L, mean = 0.99, sd = 0.01, n_ok = 3L, dropped = FALSE,
                              degenerate = FALSE, screen = NA_real_))
   fake <- structure(list(curve = cu, accuracy = rbind(cv$accuracy, c(1, 1, 0.97)),
                          best = nrow(cu), learner = cv$learner), class = "kmaha_cv")
