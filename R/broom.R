@@ -256,11 +256,15 @@ glance.kmaha_regression <- function(x, ...) {
   check_dots_empty("glance()", ...)
   fm <- x$feature_map
   conv <- x$convergence
+  cv <- x$kernel_choice$cv
   data.frame(
     n = length(x$y), inputs = x$n_features %||% NA_integer_,
     learner = model_label(x), feature_map = fm$type,
     kernel = if (fm$type == "identity") NA_character_ else short_kernel_label(fm$kernel),
     kernel_choice = x$kernel_choice$type %||% NA_character_,
+    # kmaha()'s choice: the pipeline chosen and its cross-validated RMSE
+    chosen = if (!is.null(cv)) cv$curve$label[cv$best] else NA_character_,
+    cv_rmse = if (!is.null(cv)) cv$curve$mean[cv$best] else NA_real_,
     dimension = nrow(x$L), coordinates = ncol(x$L), k = x$k, weights = x$weights,
     loo_rmse = x$loo_rmse, loo_r2 = x$loo_r2,
     objective = as.numeric(conv$objective %||% NA_real_),
@@ -468,7 +472,10 @@ glance.kmaha_cv <- function(x, ...) as_tidy_tibble({
              rule = x$rule %||% NA_character_, fits = as.integer(x$n_fits),
              failed_fits = NROW(x$errors), warned_fits = as.integer(warned),
              chosen = if (is.null(x$best)) NA_character_ else x$curve$label[x$best],
-             accuracy = if (is.null(x$best)) NA_real_ else x$curve$mean[x$best],
+             accuracy = if (is.null(x$best) || is_regression_scores(x)) NA_real_ else
+               x$curve$mean[x$best],
+             rmse = if (is.null(x$best) || !is_regression_scores(x)) NA_real_ else
+               x$curve$mean[x$best],
              sd = if (is.null(x$best)) NA_real_ else x$curve$sd[x$best],
              k = if (is.null(x$best)) NA_integer_ else
                as.integer((x$curve[["k"]] %||% rep(x$k[1], nrow(x$curve)))[x$best]),

@@ -94,8 +94,8 @@ candidate_spec <- function(spec, cand, chosen = FALSE, p = 0L) {
     spec$opts$lambda <- klmnn_lambda
   }
   if (chosen && isTRUE(spec$builtin) && kernelized && !"dim" %in% names(spec$args)) {
-    cap <- switch(spec$name, nca = nca_choice_dim, lmnn = lmnn_choice_dim)
-    if (spec$name == "nca") cap <- max(cap, p)
+    cap <- switch(spec$name, nca = nca_choice_dim, lmnn = lmnn_choice_dim, mlkr = mlkr_choice_dim)
+    if (spec$name %in% c("nca", "mlkr")) cap <- max(cap, p)
     if (!is.null(cap)) spec$opts$dim_cap <- cap
   }
   spec
@@ -130,7 +130,7 @@ score_tol <- 1e-3
 
 # The spec a candidate is scored with on the folds (see score_tol).
 scoring_spec <- function(spec) {
-  if (!is.null(score_tol) && isTRUE(spec$builtin) && spec$name %in% c("nca", "lmnn") &&
+  if (!is.null(score_tol) && isTRUE(spec$builtin) && spec$name %in% c("nca", "lmnn", "mlkr") &&
       !"tol" %in% names(spec$args)) {
     spec$opts$tol <- max(spec$opts$tol, score_tol)
   }

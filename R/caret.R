@@ -14,6 +14,13 @@
 #' | `"knca"`  | [kmaha()] with NCA, RBF kernel          | `sigma`, `k`        |
 #' | `"klmnn"` | [kmaha()] with LMNN, RBF kernel         | `sigma`, `targets`, `k` |
 #' | `"kdne"`  | [kmaha()] with DNE, RBF kernel          | `sigma`, `targets`, `k` |
+#' | `"mlkr"`  | [mlkr()] (regression)                   | `k`                 |
+#' | `"kmlkr"` | [kmaha()] with MLKR, RBF kernel (regression) | `sigma`, `k`   |
+#'
+#' `"mlkr"` and `"kmlkr"` are regression models (caret's `type =
+#' "Regression"`, a numeric outcome): `k` is the number of neighbours of
+#' the k-NN regression (weights 1 / distance) in the metric MLKR learned;
+#' `predict` gives numbers and there is no `prob`.
 #'
 #' `k` is the number of neighbours of the kNN classifier, `targets` the
 #' number of target neighbours of LMNN/DNE, `dim` the output dimension of
@@ -37,10 +44,11 @@
 #' learners ignore them, and `fit` says so in a warning.
 #'
 #' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
-#'   `"kdne"`.
+#'   `"kdne"`, and for regression `"mlkr"`, `"kmlkr"`.
 #' @param ... Further fixed arguments passed to the learner, e.g.
 #'   `max_iter = 100` for NCA. They are checked when the model is built: each
-#'   must be named and be an argument of [nca()], [lmnn()] or [dne()], other
+#'   must be named and be an argument of [nca()], [lmnn()], [dne()] or
+#'   [mlkr()] (the regression methods: not `k` or `weights`), other
 #'   than the data (`x`, `y`), the tuned parameter (`dim` for `"nca"`, `k`
 #'   for the target-neighbour methods), `targets` (row indices, which
 #'   resampling would invalidate) and, for the kernel methods, `scale`.
@@ -66,17 +74,21 @@
 #' tuned$bestTune
 #' }
 #' @export
-kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"),
+kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne",
+                                   "mlkr", "kmlkr"),
                         ...) {
-  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"), "method")
+  method <- match_choice(method, c("nca", "lmnn", "dne", "knca", "klmnn", "kdne",
+                                   "mlkr", "kmlkr"), "method")
   fixed <- list(...)
-  kernelized <- method %in% c("knca", "klmnn", "kdne")
-  base <- sub("^k(nca|lmnn|dne)$", "\\1", method)
+  kernelized <- method %in% c("knca", "klmnn", "kdne", "kmlkr")
+  regression <- method %in% c("mlkr", "kmlkr")
+  base <- sub("^k(nca|lmnn|dne|mlkr)$", "\\1", method)
   check_caret_fixed(fixed, method, base, kernelized)
   params <- switch(method,
     nca = c("dim", "k"),
     lmnn = , dne = c("targets", "k"),
-    knca = c("sigma", "k"),
+    mlkr = "k",
+    knca = , kmlkr = c("sigma", "k"),
     klmnn = , kdne = c("sigma", "targets", "k"))
   labels <- c(dim = "Output dimension", k = "Neighbours (kNN)",
               targets = "Target neighbours", sigma = "RBF sigma (scaled)")
@@ -112,8 +124,9 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     x <- as.matrix(x)
     args <- utils::modifyList(fixed, list(...))
     m <- if (!kernelized) {
-      learner_fun <- switch(base, nca = nca, lmnn = lmnn, dne = dne)
+      learner_fun <- switch(base, nca = nca, lmnn = lmnn, dne = dne, mlkr = mlkr)
       extra <- if (base == "nca") list(dim = as.integer(param$dim)) else
+        if (base == "mlkr") list(k = as.integer(param$k)) else
         list(k = as.integer(param$targets))
       do.call(learner_fun, c(list(x, y), extra, args))
     } else {
@@ -145,6 +158,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
   }
   pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
     predict_k(modelFit, newdata, submodels, function(m, x, k) {
+      if (regression) return(unname(stats::predict(m, x, k = k)))
       as.character(stats::predict(m, x, type = "class", k = k))
     })
   }
@@ -175,14 +189,14 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
 
   list(label = sprintf("kmaha %s", toupper(method)),
        library = "kmaha",
-       type = "Classification",
+       type = if (regression) "Regression" else "Classification",
        parameters = parameters,
        grid = grid,
        fit = fit,
        predict = pred,
-       prob = prob,
+       prob = if (regression) NULL else prob,
        sort = function(x) x[do.call(order, unname(as.list(x[, rev(params), drop = FALSE]))), ],
-       levels = function(x) levels(x$y),
+       levels = if (regression) NULL else function(x) levels(x$y),
        loop = loop)
 }
 
@@ -195,13 +209,20 @@ check_caret_fixed <- function(fixed, method, base, kernelized) {
     stop_unknown_args(fun, nm[!nzchar(nm)],
                       "Fixed learner arguments must be named, e.g. max_iter = 100.")
   }
-  learner_fun <- switch(base, nca = nca.default, lmnn = lmnn.default, dne = dne.default)
+  learner_fun <- switch(base, nca = nca.default, lmnn = lmnn.default, dne = dne.default,
+                        mlkr = mlkr.default)
   tuned <- if (base == "nca") "dim" else "k"
   if (kernelized && base == "nca") tuned <- character()
+  # (MLKR: `k` is the k-NN regression's, tuned; `weights` is fixed at 1 /
+  # distance, the weights of kmaha()'s regression)
+  if (base == "mlkr") tuned <- c("k", "weights")
   clash <- intersect(nm, tuned)
   if (length(clash)) {
+    if (clash[1] == "weights") {
+      stopf("%s: the regression's neighbour weights are 1 / distance (kmaha()'s); `weights` cannot be set.", fun)
+    }
     stopf("%s: `%s` is tuned by caret (parameter `%s`); give its values in `tuneGrid`, not as a fixed argument.",
-          fun, clash[1], if (clash[1] == "k") "targets" else clash[1])
+          fun, clash[1], if (clash[1] == "k" && base != "mlkr") "targets" else clash[1])
   }
   allowed <- setdiff(names(formals(learner_fun)),
                      c("x", "y", "...", "targets", tuned, if (kernelized) "scale"))

@@ -286,6 +286,7 @@ kmaha.default <- function(x, y, learner = "auto", kernel = "auto", k = NULL,
   cv_strategy <- match_choice(cv_strategy, c("fast", "exhaustive"), "cv_strategy")
   choice <- resolve_kernel_choice(kernel)
   if (choice$type == "scores") {
+    if (!missing(y)) check_scores_mode(choice$scores, y)
     # arguments left out take the scores' values (R/scores-check.R)
     choice$given <- intersect(names(scores_arguments), names(match.call())[-1L])
     choice$taken <- scores_take(choice$scores, environment(), choice$given)
@@ -329,7 +330,14 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
-  y <- check_y(y, nrow(x), "y")
+  # a numeric response: a regression with MLKR (R/learner-mlkr.R)
+  regression <- is.numeric(y) && !is.factor(y)
+  if (regression) {
+    y <- check_response(y, nrow(x), "y")
+  } else {
+    if (!is.null(y)) check_mlkr_classes(learner)
+    y <- check_y(y, nrow(x), "y")
+  }
   # NULL: chosen by cross-validation (see kmaha())
   if (!is.null(k)) {
     k <- check_count(k, "k")
@@ -341,7 +349,8 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   scale <- check_flag(scale, "scale")
   ctx <- kmaha_context(num_threads)
   learner_args <- check_learner_args(learner_args)
-  specs <- learner_specs(learner, learner_args)
+  specs <- if (regression) regression_specs(learner, learner_args) else
+    learner_specs(learner, learner_args)
   # learner = "auto" leaves out the learners whose target neighbours no
   # class can give (LMNN and DNE want k + 1 members); a named learner, or
   # the last one left, says what to change
@@ -433,7 +442,8 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     align = cand_align(a$kernels, "qp"),
     NULL)
   spec <- a$specs[[1]]
-  k <- a$k %||% 1L
+  # (a regression with a given kernel and no choice: MLKR's own default k)
+  k <- a$k %||% if (is.numeric(a$y)) min(10L, nrow(xs) - 1L) else 1L
   # A given kernel (or none) is scored only to choose the learner (and k)
   # among several; with one learner it is fitted as it is, with k = 1 unless
   # the user gave k.

@@ -808,6 +808,8 @@ print.kmaha_regression <- function(x, ...) {
   cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
   kl <- model_kernel_label(x)
   if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
+  why <- model_choice_why(x)
+  if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
   cat(wrap_lines(sprintf("%d training points, %d inputs, numeric response; map: %d x %d on the %s",
                          length(x$y), x$n_features, nrow(x$L), ncol(x$L),
                          model_coords_label(x))))
@@ -834,6 +836,8 @@ summary.kmaha_regression <- function(object, ...) {
   out <- list(
     title = model_title(object), label = model_label(object),
     kernel = model_kernel_label(object),
+    why = model_choice_why(object),
+    candidates = if (!is.null(object$kernel_choice$cv)) summary(object$kernel_choice$cv)$table,
     n = length(object$y), n_features = object$n_features,
     coords = model_coords_label(object), dim = dim(object$L),
     rank_note = map_rank_note(object$L, object$settings),
@@ -852,6 +856,11 @@ summary.kmaha_regression <- function(object, ...) {
 print.summary.kmaha_regression <- function(x, ...) {
   cat(x$title, "\n", sep = "")
   if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
+  if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
+  if (!is.null(x$candidates)) {
+    cat(wrap_lines("Candidates (cross-validated RMSE, lower is better):", first = ""))
+    print_candidates(x$candidates)
+  }
   cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
               x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
   if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
