@@ -34,6 +34,29 @@
 #' has a `targets` argument it receives the same-class target neighbours
 #' chosen by `neighbors`.
 #'
+#' **Regression.** A numeric `y` (not a factor) makes kmaha() fit a
+#' regression: the metric is learned by MLKR ([mlkr()]; `learner = "auto"`
+#' or `"mlkr"`; a classifier's name is an error, as is `"mlkr"` with class
+#' labels), and new points are predicted by the k-NN regression in the
+#' learned metric, the neighbours weighted by 1 / distance (a
+#' `"kmaha_regression"` model, see [predict.kmaha_regression()]). Kernel
+#' choice works as for classes, with these differences: the candidates are
+#' Euclidean k-NN, linear MLKR, the base kernel the screen keeps and the
+#' unweighted sum, scored by their cross-validated RMSE on unstratified
+#' folds (lower is better), each at its best k among 1, 3, 5, 7, 9; the
+#' screen of the base kernels (`cv_strategy = "fast"`) is kernel ridge
+#' regression of each fold's held-out rows (the best of five ridge
+#' weights), not DNE; MLKR on a kernel's KPCA coordinates learns a map of
+#' at most 16 rows (or as many as there are inputs); and a kernelized
+#' candidate is kept only when it beats the better baseline (the lower RMSE
+#' of Euclidean k-NN and linear MLKR) by more than half a standard error of
+#' the paired per-row differences in held-out squared error. With a given
+#' kernel (no choice) and `k` unset, k is 10 (MLKR's default). `print()`,
+#' `summary()` and [glance()][glance.kmaha_regression] say what was chosen
+#' and why; on 12 regression sets nobody tuned it on,
+#' `bench/regression-accept.R` compares the default with Euclidean k-NN,
+#' kknn and ranger.
+#'
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
 #' each fold votes its held-out rows with k = 1, 3, 5, 7 and 9 neighbours
@@ -171,7 +194,8 @@
 #'   training points.
 #' @param formula For the formula method, a formula such as `Species ~ .`
 #'   (first, or named `formula =` as for the other learners).
-#' @param y Class labels, one per row of `x`.
+#' @param y Class labels, one per row of `x`; or a numeric response, for a
+#'   regression (see Regression).
 #' @param learner `"auto"` (NCA, LMNN and DNE scored, the best kept),
 #'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"`
 #'   (the fitters of [lfda()], [rca()], [mmc()], [itml()], the pair learners
@@ -261,6 +285,11 @@
 #' # the same scores read by the paper's cross-validation rule, no rescoring
 #' fit4 <- kmaha(Species ~ ., data = iris, learner = "dne",
 #'               kernel = fit3$kernel_choice$cv, rule = "cv")
+#'
+#' # A numeric response: a regression (MLKR), chosen the same way
+#' reg <- kmaha(mpg ~ ., data = mtcars[-(1:4), ], seed = 1)
+#' reg
+#' predict(reg, mtcars[1:4, ])
 #' @export
 kmaha <- function(x, ...) UseMethod("kmaha")
 

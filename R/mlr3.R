@@ -5,6 +5,11 @@
 #' both packages are loaded, in either order): kNN in a metric learned by
 #' [kmaha()], the KPCA trick with any learner and kernel choice.
 #'
+#' For regression tasks the learner `"regr.kmaha"` is added too: kmaha()
+#' with a numeric response (MLKR, see Regression in [kmaha()]), predict
+#' type `"response"` (the k-NN regression in the learned metric), the same
+#' parameters (`learner`: `"auto"` or `"mlkr"`).
+#'
 #' Predict types `"response"` and `"prob"` (the fractions of the `k`
 #' neighbours' votes; the response is kmaha's own vote, not the most
 #' probable class with ties broken at random). Features must be numeric,

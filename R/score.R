@@ -39,6 +39,14 @@
 #' neighbour search, and each pipeline is scored at the k with its best mean
 #' accuracy (the smallest on ties).
 #'
+#' **Regression.** With a numeric `y` the pipelines are MLKR's (see
+#' Regression in [kmaha()]): the folds are unstratified, a fold scores its
+#' held-out rows by their squared errors (`correct` and `correct_k` hold
+#' them), `accuracy` and `accuracy_k` hold the fold RMSEs, `mean` is the
+#' mean fold RMSE (lower is better; each pipeline at the k with the lowest
+#' mean), `screen` the held-out R^2 of the kernel ridge screen, and
+#' `metric` is `"rmse"` (`NULL` for classes).
+#'
 #' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
 #' fold. `strategy = "fast"` (the default) first *screens* the base kernels
 #' with a cheap learner: on each fold, the kernel PCA of the fold's training
