@@ -12,7 +12,7 @@
 #     their squared errors: a pipeline's score is its mean fold RMSE, lower
 #     is better, at the k with the lowest mean;
 #   - the screen of the base kernels (strategy "fast") is kernel ridge
-#     regression of the held-out rows of each fold (regression_screen());
+#     regression scored by its leave-one-out error (regression_screen());
 #   - the rule keeps a kernelized pipeline only when it beats the better
 #     baseline (the lower RMSE of Euclidean k-NN and linear MLKR) by more
 #     than auto_margin standard errors of the paired per-row differences in
@@ -54,54 +54,61 @@ mlkr_choice_dim <- 16L
 screen_ridge <- 10^seq(-3, 1)
 
 # The screen of the base kernels for a regression (see score_candidates()):
-# on each fold, kernel ridge regression of the held-out rows on the fold's
-# training rows (response centred by the training mean), for each ridge
-# weight of screen_ridge; a kernel's screen score is the held-out R^2 of its
-# best ridge weight (1 - SSE / the held-out sum of squares about the
-# training means).  A closed-form learner, as the classification screen's
-# DNE: it asks whether the kernel's features explain the response, not how
-# MLKR would reshape them.  Returns the shape of screen_candidates()'s
-# result (accuracy: the score, higher is better).
+# kernel ridge regression of the response (centred) on the screen's rows,
+# scored by its exact leave-one-out error (each row predicted by the fit to
+# the others, from one eigendecomposition of the Gram matrix) at the best
+# ridge weight of screen_ridge; a kernel's screen score is that held-out
+# R^2, 1 - SSE / the sum of squares about the mean.  A closed-form learner,
+# as the classification screen's DNE: it asks whether the kernel's
+# features explain the response, not how MLKR would reshape them.  Along
+# an ordered grid of bandwidths (kernel_grid(), such as paper_kernels())
+# it screens every other kernel, then the unscreened neighbours of the
+# best, as the classification screen does.  Numerically degenerate kernels
+# (a Gram matrix that is the identity or a constant) are flagged and not
+# scored.  Returns the shape of screen_candidates()'s result (accuracy: the
+# score, higher is better; `fold_id` gives the shape of `degenerate`).
 regression_screen <- function(xs, y, cands, fold_id, ctx) {
-  fold_id <- as.integer(factor(fold_id))
-  v <- max(fold_id)
+  v <- length(unique(fold_id))
   nk <- length(cands)
+  kernels <- lapply(cands, `[[`, "kernel")
   degenerate <- matrix(FALSE, nk, v)
   score <- rep(NA_real_, nk)
-  for (j in seq_len(nk)) {
-    K <- tryCatch(kernel_gram(cands[[j]]$kernel, xs, xs, ctx),
+  screened <- rep(FALSE, nk)
+  yc <- y - mean(y)
+  sst <- sum(yc^2)
+  one <- function(j) {
+    screened[j] <<- TRUE
+    K <- tryCatch(kernel_gram(kernels[[j]], xs, xs, ctx),
                   error = function(e) if (is_stop_condition(e)) stop(e))
-    if (is.null(K) || any(!is.finite(K))) {
-      degenerate[j, ] <- TRUE
-      next
+    off <- if (!is.null(K)) K[upper.tri(K)]
+    if (is.null(K) || any(!is.finite(K)) || !length(off) || !(sst > 0) ||
+        max(abs(off)) < 1e-8 * max(abs(diag(K))) || diff(range(K)) < 1e-10 * max(abs(K))) {
+      degenerate[j, ] <<- TRUE
+      return(invisible())
     }
-    sse <- numeric(length(screen_ridge))
-    sst <- 0
-    for (f in seq_len(v)) {
-      te <- fold_id == f
-      Ktr <- K[!te, !te, drop = FALSE]
-      # numerically the identity (too narrow) or a constant (too wide)
-      off <- Ktr[upper.tri(Ktr)]
-      if (!length(off) || max(abs(off)) < 1e-8 * max(abs(diag(Ktr))) ||
-          diff(range(Ktr)) < 1e-10 * max(abs(Ktr))) {
-        degenerate[j, f] <- TRUE
-        next
-      }
-      m <- mean(y[!te])
-      e <- eigen(Ktr, symmetric = TRUE)
-      uy <- crossprod(e$vectors, y[!te] - m)
-      kte <- K[te, !te, drop = FALSE] %*% e$vectors
-      scale <- mean(diag(Ktr))
-      for (l in seq_along(screen_ridge)) {
-        pred <- m + kte %*% (uy / pmax(e$values + screen_ridge[l] * scale, 1e-12 * scale))
-        sse[l] <- sse[l] + sum((y[te] - pred)^2)
-      }
-      sst <- sst + sum((y[te] - m)^2)
+    e <- eigen(K, symmetric = TRUE)
+    uy <- drop(crossprod(e$vectors, yc))
+    u2 <- e$vectors^2
+    lam <- pmax(e$values, 0)
+    sse <- vapply(screen_ridge * mean(diag(K)), function(r) {
+      w <- lam / (lam + r)
+      fit <- drop(e$vectors %*% (w * uy))
+      h <- drop(u2 %*% w)
+      sum(((yc - fit) / pmax(1 - h, 1e-12))^2)
+    }, 0)
+    score[j] <<- 1 - min(sse) / sst
+  }
+  if (kernel_grid(kernels)) {
+    for (j in seq(1L, nk, by = 2L)) one(j)
+    if (any(!is.na(score))) {
+      best <- which.max(score)
+      for (j in intersect(c(best - 1L, best + 1L), seq_len(nk))) if (!screened[j]) one(j)
     }
-    if (!any(degenerate[j, ]) && sst > 0) score[j] <- 1 - min(sse) / sst
+  } else {
+    for (j in seq_len(nk)) one(j)
   }
   list(correct = matrix(NA, nrow(xs), nk), degenerate = degenerate,
-       screened = rep(TRUE, nk), near_identity = rep(FALSE, nk), accuracy = score)
+       screened = screened, near_identity = rep(FALSE, nk), accuracy = score)
 }
 
 # The choice among scored regression pipelines (rule "auto"): the lowest

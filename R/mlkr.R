@@ -207,9 +207,7 @@ mlkr_opts <- function(args, argname) {
        lambda = check_number(get_arg("lambda"), argname("lambda"), nonneg = TRUE),
        max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE),
-       verbose = check_flag(get_arg("verbose"), argname("verbose")),
-       num_threads = if (!is.null(args$num_threads))
-         check_count(args$num_threads, argname("num_threads")))
+       verbose = check_flag(get_arg("verbose"), argname("verbose")))
 }
 
 # Starting map for MLKR on the (already scaled) coordinates z: list(A (a

@@ -44,7 +44,7 @@
 #' held-out rows by their squared errors (`correct` and `correct_k` hold
 #' them), `accuracy` and `accuracy_k` hold the fold RMSEs, `mean` is the
 #' mean fold RMSE (lower is better; each pipeline at the k with the lowest
-#' mean), `screen` the held-out R^2 of the kernel ridge screen, and
+#' mean), `screen` the leave-one-out R^2 of the kernel ridge screen, and
 #' `metric` is `"rmse"` (`NULL` for classes).
 #'
 #' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
