@@ -194,6 +194,11 @@ lines <- c(
           sum(res$rmse[res$method == "kmaha default"] <=
                 res$rmse[res$method == "Euclidean k-NN (k by CV)"]), sum(res$method == "kmaha default"),
           sum(tab$vs_kknn <= 1), nrow(tab)),
+  sprintf("- Sets where the default's RMSE is above Euclidean k-NN's: %s; above kknn's: %s.",
+          paste(sprintf("%s (%+.1f%%)", tab$set, 100 * (tab$vs_euclidean - 1))[tab$vs_euclidean > 1],
+                collapse = ", "),
+          paste(sprintf("%s (%+.1f%%)", tab$set, 100 * (tab$vs_kknn - 1))[tab$vs_kknn > 1],
+                collapse = ", ")),
   sprintf("- Mean over the sets of default / ranger: %.3f (geometric mean %.3f); default / Euclidean: %.3f; default / kknn: %.3f.",
           mean(tab$vs_ranger), exp(mean(log(tab$vs_ranger))), mean(tab$vs_euclidean),
           mean(tab$vs_kknn)),

@@ -134,6 +134,13 @@ test_that("print(), summary() and glance() say what won and why", {
   expect_equal(gs$rmse, cv$curve$mean[cv$best])
   expect_true(is.na(gs$accuracy))
   expect_match(paste(capture.output(print(cv)), collapse = " "), "mean RMSE", fixed = TRUE)
+  # the plots of the choice label the axis by the measure
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(plot(fit, which = "kernel"))
+  expect_silent(plot(fit))
+  skip_if_not_installed("ggplot2")
+  expect_identical(ggplot2::autoplot(fit, which = "kernel")$labels$y, "CV RMSE (mean +/- sd)")
 })
 
 test_that("bad input to a regression is refused with errors naming the argument", {
