@@ -47,7 +47,7 @@
 #' screen of the base kernels (`cv_strategy = "fast"`) is kernel ridge
 #' regression scored by its leave-one-out error (the best of five ridge
 #' weights) on at most 150 rows, not DNE (on the development data it chose
-#' as well as MLKR on every base kernel, at a third of the CPU:
+#' as well as MLKR on every base kernel, at a fifth of the CPU:
 #' `bench/studies/regression-screen.R`); MLKR on a kernel's KPCA coordinates learns a map of
 #' at most 16 rows (or as many as there are inputs); and a kernelized
 #' candidate is kept only when it beats the better baseline (the lower RMSE
