@@ -101,6 +101,14 @@ cpp_lmnn_objective <- function(x, y, targets, map, mu, lambda, form, eps, reg, c
     .Call(`_kmaha_cpp_lmnn_objective`, x, y, targets, map, mu, lambda, form, eps, reg, ctx)
 }
 
+cpp_mlkr_objective <- function(x, y, A, lambda, block, min_parallel_flops, ctx) {
+    .Call(`_kmaha_cpp_mlkr_objective`, x, y, A, lambda, block, min_parallel_flops, ctx)
+}
+
+cpp_mlkr_fit <- function(x, y, A0, lambda, max_iter, tol, verbose, scale_start, span, score, ctx) {
+    .Call(`_kmaha_cpp_mlkr_fit`, x, y, A0, lambda, max_iter, tol, verbose, scale_start, span, score, ctx)
+}
+
 cpp_nca_objective <- function(x, y, A, lambda, reg, block, min_parallel_flops, ctx) {
     .Call(`_kmaha_cpp_nca_objective`, x, y, A, lambda, reg, block, min_parallel_flops, ctx)
 }

@@ -142,7 +142,7 @@ autoplot.kmaha_cv <- function(object, ...) {
   ker <- d[d$kind == "kernel" & !is.na(d$sigma) & !is.na(d$y), ]
   other <- d[!(d$kind == "kernel" & !is.na(d$sigma)) & !is.na(d$mean), ]
   title <- sprintf("%d-fold CV of %s", ncol(object$accuracy), object$learner)
-  ylab <- "CV accuracy (mean +/- sd)"
+  ylab <- sprintf("CV %s (mean +/- sd)", score_metric_words(object))
   best <- d[d$chosen, ]
   subtitle <- if (nrow(best)) sprintf("chosen: %s", best$candidate) else NULL
   if (!nrow(ker)) {

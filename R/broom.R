@@ -215,6 +215,106 @@ as_tidy_tibble <- function(d, augmented = FALSE) {
   out
 }
 
+#' Glance at and augment a regression model
+#'
+#' The \pkg{broom} verbs for regression models ([mlkr()]; see
+#' [kmaha-model]); `tidy()` is that of every model ([tidy.kmaha_model()]:
+#' the learned dimensions, the map or the embedding).
+#'
+#' **`glance()`** returns one row: `n`, `inputs`, `learner`, `feature_map`,
+#' `kernel`, `kernel_choice` (as for classifiers), `dimension` and
+#' `coordinates` (the map is `dimension` x `coordinates`), `k`, `weights`,
+#' `loo_rmse` and `loo_r2` (the leave-one-out RMSE and \eqn{R^2} of the
+#' model's k-NN regression on the training points, each predicted from the
+#' others: optimistic, since the metric was learned from all of them),
+#' `objective`, `converged` and `iterations`.
+#'
+#' **`augment()`** returns the rows of `data` (the training data; by default
+#' the model frame of a formula fit, or for a matrix fit a column `.y` with
+#' the response) with `.fitted` (the leave-one-out predictions of
+#' [fitted()][fitted.kmaha_regression]), `.resid` (response minus `.fitted`)
+#' and the learned coordinates `.dim1`, `.dim2`, ...; or the rows of
+#' `newdata` with `.fitted` (the predictions of
+#' [predict()][predict.kmaha_regression]) and the coordinates.
+#'
+#' @param x A fitted regression model.
+#' @param data,newdata As for [augment.kmaha_model()].
+#' @param k,weights The neighbours of the predictions (the fit's by default).
+#' @param ... Unused.
+#' @return A data frame.
+#' @examples
+#' fit <- mlkr(mpg ~ ., data = mtcars[-(1:3), ])
+#' glance(fit)
+#' head(augment(fit))
+#' augment(fit, newdata = mtcars[1:3, ])
+#' @name glance.kmaha_regression
+NULL
+
+#' @rdname glance.kmaha_regression
+#' @export
+glance.kmaha_regression <- function(x, ...) {
+  check_dots_empty("glance()", ...)
+  fm <- x$feature_map
+  conv <- x$convergence
+  cv <- x$kernel_choice$cv
+  data.frame(
+    n = length(x$y), inputs = x$n_features %||% NA_integer_,
+    learner = model_label(x), feature_map = fm$type,
+    kernel = if (fm$type == "identity") NA_character_ else short_kernel_label(fm$kernel),
+    kernel_choice = x$kernel_choice$type %||% NA_character_,
+    # kmaha()'s choice: the pipeline chosen and its cross-validated RMSE
+    chosen = if (!is.null(cv)) cv$curve$label[cv$best] else NA_character_,
+    cv_rmse = if (!is.null(cv)) cv$curve$mean[cv$best] else NA_real_,
+    dimension = nrow(x$L), coordinates = ncol(x$L), k = x$k, weights = x$weights,
+    loo_rmse = x$loo_rmse, loo_r2 = x$loo_r2,
+    objective = as.numeric(conv$objective %||% NA_real_),
+    converged = as.logical(conv$converged %||% NA),
+    iterations = as.integer(conv$iterations %||% NA_integer_),
+    stringsAsFactors = FALSE)
+}
+
+#' @rdname glance.kmaha_regression
+#' @export
+augment.kmaha_regression <- function(x, data = NULL, newdata = NULL, k = x$k,
+                                     weights = x$weights, ...) {
+  check_dots_empty("augment()", ...)
+  k <- check_count(k, "k")
+  if (!is.null(newdata)) {
+    out <- as_plain_frame(newdata, "newdata")
+    out$.fitted <- unname(stats::predict(x, newdata, k = k, weights = weights))
+    z <- stats::predict(x, newdata, type = "transform")
+  } else {
+    fit <- unname(stats::predict(x, NULL, k = k, weights = weights))
+    z <- stats::predict(x, NULL, type = "transform")
+    y <- stats::napredict(x$na.action, x$y)
+    if (is.null(data)) {
+      if (!is.null(x$terms)) {
+        data <- stats::model.frame(x)
+        # With na.exclude, the fitted values are padded to the rows of the
+        # data; the model frame holds only the complete ones.
+        if (inherits(x$na.action, "exclude")) {
+          fit <- fit[-x$na.action]
+          y <- y[-x$na.action]
+          z <- z[-x$na.action, , drop = FALSE]
+        }
+        out <- as_plain_frame(data, "data")
+      } else {
+        out <- data.frame(.y = x$y)
+      }
+    } else {
+      out <- as_plain_frame(data, "data")
+      if (nrow(out) != length(fit)) {
+        stopf("`data` must be the training data of the fit (%d rows), not %d rows; for other rows use `newdata`.",
+              length(fit), nrow(out))
+      }
+    }
+    out$.fitted <- fit
+    out$.resid <- unname(y) - fit
+  }
+  for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("dim", j))]] <- z[, j]
+  out
+}
+
 # A data frame of `d` (a matrix or data frame) with its row names kept.
 as_plain_frame <- function(d, arg) {
   if (is.data.frame(d)) return(as.data.frame(d, stringsAsFactors = FALSE, optional = TRUE))
@@ -372,7 +472,10 @@ glance.kmaha_cv <- function(x, ...) as_tidy_tibble({
              rule = x$rule %||% NA_character_, fits = as.integer(x$n_fits),
              failed_fits = NROW(x$errors), warned_fits = as.integer(warned),
              chosen = if (is.null(x$best)) NA_character_ else x$curve$label[x$best],
-             accuracy = if (is.null(x$best)) NA_real_ else x$curve$mean[x$best],
+             accuracy = if (is.null(x$best) || is_regression_scores(x)) NA_real_ else
+               x$curve$mean[x$best],
+             rmse = if (is.null(x$best) || !is_regression_scores(x)) NA_real_ else
+               x$curve$mean[x$best],
              sd = if (is.null(x$best)) NA_real_ else x$curve$sd[x$best],
              k = if (is.null(x$best)) NA_integer_ else
                as.integer((x$curve[["k"]] %||% rep(x$k[1], nrow(x$curve)))[x$best]),

@@ -14,6 +14,8 @@
 #' | `"knca"`  | [kmaha()] with NCA, RBF kernel          | `sigma`, `k`        |
 #' | `"klmnn"` | [kmaha()] with LMNN, RBF kernel         | `sigma`, `targets`, `k` |
 #' | `"kdne"`  | [kmaha()] with DNE, RBF kernel          | `sigma`, `targets`, `k` |
+#' | `"mlkr"`  | [mlkr()] (regression)                   | `k`                 |
+#' | `"kmlkr"` | [kmaha()] with MLKR, RBF kernel (regression) | `sigma`, `k`   |
 #' | `"auto"`  | [kmaha()] at its defaults               | none (`parameter`)  |
 #'
 #' `"auto"` is the default `kmaha(x, y)`: the learner, the kernel and `k`
@@ -23,6 +25,11 @@
 #' arguments in `...` go to [kmaha()] (e.g. `seed = 1`, `cv_folds = 10`, or
 #' `k = 3` to fix `k`). caret's resampling then estimates the accuracy of
 #' the whole procedure, choices included.
+#'
+#' `"mlkr"` and `"kmlkr"` are regression models (caret's `type =
+#' "Regression"`, a numeric outcome): `k` is the number of neighbours of
+#' the k-NN regression (weights 1 / distance) in the metric MLKR learned;
+#' `predict` gives numbers and there is no `prob`.
 #'
 #' `k` is the number of neighbours of the kNN classifier, `targets` the
 #' number of target neighbours of LMNN/DNE, `dim` the output dimension of
@@ -46,10 +53,11 @@
 #' learners ignore them, and `fit` says so in a warning.
 #'
 #' @param method One of `"nca"`, `"lmnn"`, `"dne"`, `"knca"`, `"klmnn"`,
-#'   `"kdne"`, `"auto"`.
+#'   `"kdne"`, `"auto"`, and for regression `"mlkr"`, `"kmlkr"`.
 #' @param ... Further fixed arguments passed to the learner, e.g.
 #'   `max_iter = 100` for NCA. They are checked when the model is built: each
-#'   must be named and be an argument of [nca()], [lmnn()] or [dne()], other
+#'   must be named and be an argument of [nca()], [lmnn()], [dne()] or
+#'   [mlkr()] (the regression methods: not `k` or `weights`), other
 #'   than the data (`x`, `y`), the tuned parameter (`dim` for `"nca"`, `k`
 #'   for the target-neighbour methods), `targets` (row indices, which
 #'   resampling would invalidate) and, for the kernel methods, `scale`.
@@ -80,18 +88,19 @@
 #' tuned$bestTune
 #' }
 #' @export
-kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne", "auto"),
+kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne",
+                                   "mlkr", "kmlkr", "auto"),
                         ...) {
   # the methods and their parameters come from the learners' records
-  # (`caret`): a kernel-trick record's method is its linear learner by the
-  # KPCA trick with an RBF kernel of tuned sigma; "auto" is kmaha()'s default
+  # (`caret`, see caret_method()); "auto" is kmaha()'s default
   method <- match_choice(method, c(caret_methods(), "auto"), "method")
   fixed <- list(...)
   if (method == "auto") return(caret_auto_model(fixed))
-  rec <- learner_record(method)
-  kernelized <- rec$kernel_trick
-  base <- rec$linear %||% method
-  tune <- rec$caret
+  cm <- caret_method(method)
+  kernelized <- cm$kernelized
+  base <- cm$base
+  tune <- cm$tune
+  regression <- identical(learner_record(base)$task, "regression")
   check_caret_fixed(fixed, method, base, kernelized)
   params <- c(if (kernelized) "sigma", tune$param, "k")
   labels <- c(dim = "Output dimension", k = "Neighbours (kNN)",
@@ -132,7 +141,10 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
       stats::setNames(list(as.integer(param[[tune$param]])), tune$option)
     } else list()
     m <- if (!kernelized) {
-      do.call(get(sub("\\.default$", "", rec$fun), mode = "function"), c(list(x, y), tuned, args))
+      # (a regression learner's own `k` is its model's k-NN regression)
+      if (regression) tuned$k <- as.integer(param$k)
+      do.call(get(sub("\\.default$", "", learner_record(base)$fun), mode = "function"),
+              c(list(x, y), tuned, args))
     } else {
       largs <- tuned
       largs <- utils::modifyList(largs, args)
@@ -162,6 +174,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
   }
   pred <- function(modelFit, newdata, preProc = NULL, submodels = NULL) {
     predict_k(modelFit, newdata, submodels, function(m, x, k) {
+      if (regression) return(unname(stats::predict(m, x, k = k)))
       as.character(stats::predict(m, x, type = "class", k = k))
     })
   }
@@ -190,16 +203,16 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     list(loop = fits, submodels = unname(submodels))
   }
 
-  list(label = sprintf("kmaha %s", rec$label),
+  list(label = sprintf("kmaha %s", cm$label),
        library = "kmaha",
-       type = "Classification",
+       type = if (regression) "Regression" else "Classification",
        parameters = parameters,
        grid = grid,
        fit = fit,
        predict = pred,
-       prob = prob,
+       prob = if (regression) NULL else prob,
        sort = function(x) x[do.call(order, unname(as.list(x[, rev(params), drop = FALSE]))), ],
-       levels = function(x) levels(x$y),
+       levels = if (regression) NULL else function(x) levels(x$y),
        loop = loop)
 }
 
@@ -212,12 +225,18 @@ check_caret_fixed <- function(fixed, method, base, kernelized) {
     stop_unknown_args(fun, nm[!nzchar(nm)],
                       "Fixed learner arguments must be named, e.g. max_iter = 100.")
   }
-  tune <- learner_record(method)$caret
+  tune <- caret_method(method)$tune
   tuned <- tune$option %||% character()
+  # (a regression learner's model options, MLKR's k-NN regression `k` and
+  # `weights`: `k` is tuned by caret, the weights are kmaha()'s 1 / distance)
+  tuned <- c(tuned, learner_record(base)$model_options)
   clash <- intersect(nm, tuned)
   if (length(clash)) {
+    if (clash[1] == "weights") {
+      stopf("%s: the regression's neighbour weights are 1 / distance (kmaha()'s); `weights` cannot be set.", fun)
+    }
     stopf("%s: `%s` is tuned by caret (parameter `%s`); give its values in `tuneGrid`, not as a fixed argument.",
-          fun, clash[1], tune$param)
+          fun, clash[1], tune$param %||% clash[1])
   }
   allowed <- setdiff(names(formals(learner_fun(base))),
                      c("x", "y", "...", "targets", tuned, if (kernelized) "scale"))

@@ -161,6 +161,17 @@ core_nca_fit <- function(x, y, A0, lambda, reg, max_iter, tol, verbose,
                        span, score, ctx))
 }
 
+# MLKR (kmaha/mlkr.hpp): A0 a d x D start or a 0 x 0 matrix (the
+# identity); the core standardizes y, works in the span of the centred rows
+# when that is smaller (span = TRUE) and, with scale_start, rescales the
+# start.  score: NULL or list(x = held-out coordinates, k, weights), whose
+# k-NN regression predictions in the learned metric come back as `score`.
+core_mlkr_fit <- function(x, y, A0, lambda, max_iter, tol, verbose, scale_start, ctx,
+                          span = TRUE, score = NULL) {
+  core_run(cpp_mlkr_fit(x, y, A0, lambda, max_iter, tol, verbose, scale_start, span,
+                        score, ctx))
+}
+
 core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx,
                                identity_rows = 0L, in_span = FALSE, span = TRUE) {
   core_run(cpp_nca_minibatch(x, y, A0 %||% matrix(0, 0L, 0L), as.integer(identity_rows),
@@ -179,7 +190,11 @@ core_nca_minibatch <- function(x, y, A0, lambda, batches, learning_rate, ctx,
 # type "transform": the coordinates; "class", "prob": list(class = integer
 # codes, prob = n_new x p vote fractions) of the k nearest reference points
 # (knn_classify()'s tie rule); "loo": the same for the reference points,
-# each left out of its own neighbours.
+# each left out of its own neighbours.  Regression models give `response`
+# (numeric) and `vote` ("uniform", "distance", "kernel") instead of y and
+# nlevels: "value" and "loo_value" return the k-NN regression predictions
+# (a numeric vector) of the new rows or, leave-one-out, of the reference
+# points.
 core_pipeline_apply <- function(model, x, Kx, type, k, ctx) {
   core_run(cpp_pipeline_apply(model, x, Kx, type, k, ctx))
 }

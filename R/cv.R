@@ -152,15 +152,18 @@ print.kmaha_scores <- function(x, ...) {
     cat(wrap_lines(sprintf("%s strategy: %d fits", strategy, x$n_fits)))
   }
   if (!is.null(x$best)) {
-    cat(wrap_lines(sprintf("chosen: %s (mean accuracy %.3f%s)", x$curve$label[x$best],
+    cat(wrap_lines(sprintf(if (is_regression_scores(x)) "chosen: %s (mean RMSE %.4g%s)"
+                           else "chosen: %s (mean accuracy %.3f%s)", x$curve$label[x$best],
                            x$curve$mean[x$best],
                            if (length(x$k) > 1L) sprintf(", k = %d", x$curve[["k"]][x$best]) else "")))
     why <- x$explain %||% x$reason
     if (length(why)) cat(wrap_lines(why, indent = "       ", first = "  why: "))
   } else {
     sc <- x$curve[!is.na(x$curve$mean), , drop = FALSE]
-    top <- sc[order(-sc$mean), , drop = FALSE][seq_len(min(3L, nrow(sc))), ]
-    cat(wrap_lines(sprintf("best scores: %s", paste(sprintf("%s %.3f", top$label, top$mean),
+    top <- sc[order(if (is_regression_scores(x)) sc$mean else -sc$mean), ,
+              drop = FALSE][seq_len(min(3L, nrow(sc))), ]
+    cat(wrap_lines(sprintf(if (is_regression_scores(x)) "lowest RMSE: %s" else "best scores: %s",
+                           paste(sprintf("%s %.4g", top$label, top$mean),
                                                      collapse = "; "))))
   }
   deg <- curve_degenerate(x$curve)
@@ -190,7 +193,7 @@ summary.kmaha_scores <- function(object, ...) {
                       seq_len(nrow(cu)) == object$best,
                     stringsAsFactors = FALSE)
   out <- list(table = tab, folds = ncol(object$accuracy), k = object$k,
-              learner = object$learner, strategy = object$strategy,
+              learner = object$learner, strategy = object$strategy, metric = object$metric,
               n_fits = object$n_fits, reason = object$reason, explain = object$explain,
               errors = object$errors, n_warned = nrow(unique(object$warnings[c("candidate", "fold")])))
   class(out) <- "summary.kmaha_scores"
@@ -199,8 +202,10 @@ summary.kmaha_scores <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_scores <- function(x, ...) {
-  cat(wrap_lines(sprintf("%d-fold cross-validation of %s (%s, %s strategy, %d fits)",
-                         x$folds, x$learner, k_words(x$k), x$strategy, x$n_fits), first = ""))
+  cat(wrap_lines(sprintf("%d-fold cross-validation of %s (%s, %s strategy, %d fits)%s",
+                         x$folds, x$learner, k_words(x$k), x$strategy, x$n_fits,
+                         if (identical(x$metric, "rmse")) "; mean = RMSE, lower is better" else ""),
+                 first = ""))
   print_candidates(x$table)
   why <- x$explain %||% x$reason
   if (length(why)) cat(wrap_lines(why, indent = "  ", first = "Chosen because: "))
@@ -262,7 +267,7 @@ plot.kmaha_scores <- function(x, ...) {
   # horizontal reference lines.
   graphics::plot(NA, xlim = xr, ylim = range(c(lo, hi), na.rm = TRUE),
                  xlab = if (has_sigma) expression(log[10] ~ sigma) else "candidate",
-                 ylab = "CV accuracy (mean +/- sd)",
+                 ylab = sprintf("CV %s (mean +/- sd)", score_metric_words(x)),
                  main = sprintf("%d-fold CV of %s", ncol(x$accuracy), x$learner), ...)
   if (length(ker)) {
     graphics::lines(xs, cu$mean[ker], type = "b", pch = ifelse(dropped[ker], 4, 19))

@@ -33,7 +33,8 @@ learner_records <- function() list(
   learner_lfda(),
   learner_rca(),
   learner_mmc(),
-  learner_itml())
+  learner_itml(),
+  learner_mlkr())
 
 # A learner's record, its fields checked and the optional ones given their
 # defaults.  Required:
@@ -73,6 +74,9 @@ learner_records <- function() list(
 #   pairs            TRUE: learns from similar/dissimilar pairs
 #   row_options      options that name rows of x (not allowed with kernel
 #                    choice, which refits on subsets of the rows)
+#   model_options    arguments of `fun` that set the model, not the learner
+#                    (MLKR's k-NN regression `k` and `weights`): no options
+#   description      what the label stands for, in messages
 new_learner <- function(record) {
   req <- c("name", "label", "fun", "task", "options", "fit")
   miss <- setdiff(req, names(record))
@@ -82,7 +86,8 @@ new_learner <- function(record) {
   defaults <- list(kernel_trick = FALSE, linear = NULL, auto = FALSE, start = NULL,
                    targets = NULL, kpca = NULL, choice_dim = NULL, fold_tol = FALSE,
                    settings = NULL, convergence = list(), objective = NULL, caret = NULL,
-                   pairs = FALSE, row_options = character())
+                   pairs = FALSE, row_options = character(), model_options = character(),
+                   description = NULL)
   unknown <- setdiff(names(record), c(req, names(defaults)))
   if (length(unknown)) {
     stopf("A learner record has no field(s) %s.", paste(sQuote(unknown, FALSE), collapse = ", "))
@@ -97,6 +102,7 @@ new_learner <- function(record) {
     is_string(record$task) && is.function(record$options) && is.function(record$fit) &&
     is_flag(record$kernel_trick) && is_flag(record$auto) && is_flag(record$fold_tol) &&
     is_flag(record$pairs) && is.character(record$row_options) &&
+    is.character(record$model_options) &&
     (!record$kernel_trick || is_string(record$linear)) &&
     all(vapply(record[c("start", "kpca", "choice_dim", "settings")],
                function(f) is.null(f) || is.function(f), NA)) &&
@@ -163,10 +169,29 @@ auto_learners <- function() {
   names(tab)[vapply(tab, `[[`, NA, "auto")]
 }
 
-# The methods of kmaha_caret().
+# The methods of kmaha_caret(): each record with a `caret` entry, followed
+# by the method of its KPCA-trick version when the record names one
+# (`caret$kpca`, for a learner with no kernel-trick record of its own).
 caret_methods <- function() {
   tab <- learner_table()
-  names(tab)[!vapply(tab, function(r) is.null(r$caret), NA)]
+  with_caret <- tab[!vapply(tab, function(r) is.null(r$caret), NA)]
+  unlist(lapply(with_caret, function(r) c(r$name, r$caret$kpca)), use.names = FALSE)
+}
+
+# What a kmaha_caret() method fits: `base` the linear learner, `kernelized`
+# whether by the KPCA trick with an RBF kernel of tuned sigma (a
+# kernel-trick record's method, or a record's `caret$kpca`), `tune` the
+# caret parameter of a learner option, `label` the model's label.
+caret_method <- function(method) {
+  rec <- learner_record(method)
+  if (!is.null(rec)) {
+    return(list(base = rec$linear %||% method, kernelized = rec$kernel_trick,
+                tune = rec$caret, label = rec$label))
+  }
+  tab <- learner_table()
+  owner <- Filter(function(r) identical(r$caret$kpca, method), tab)[[1]]
+  list(base = owner$name, kernelized = TRUE, tune = owner$caret,
+       label = paste0("K", owner$label))
 }
 
 learner_label <- function(method) {
@@ -191,8 +216,11 @@ learner_settings <- function(spec, fit, ctx, scale) {
 # The options a built-in learner takes through `learner_args` (the formals
 # of its public function, less the data and what the pipeline supplies).
 learner_option_names <- function(name) {
+  # (a learner's `model_options` are its model's, not the learner's: MLKR's
+  # `k` and `weights` are the k-NN regression's)
   setdiff(names(formals(learner_fun(name))),
-          c("x", "y", "...", "scale", "kernel", "num_threads"))
+          c("x", "y", "...", "scale", "kernel", "num_threads",
+            learner_record(name)$model_options))
 }
 
 # A learner specification: `learner` is a built-in name or a function;
@@ -401,7 +429,8 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE, learner_coords = FALSE
 # The fitters.
 
 # Fit the learner of `spec` on coordinates z (n x r) and labels y (a factor
-# without empty levels): its record's `fit`, a learner function, or the
+# without empty levels; a numeric response for a regression learner and
+# the Euclidean candidate of a regression): its record's `fit`, a learner function, or the
 # identity of Euclidean k-NN.  `targets` from find_targets(); `reg` the
 # kernel trick's Gram matrix (the regulariser trace(U K U') and, for KDNE,
 # the constraint); `coords` describes z for messages ("4 standardized input
@@ -409,19 +438,28 @@ find_targets <- function(spec, src, y, ctx, gram = FALSE, learner_coords = FALSE
 # learners whose core finds them on z in the fitting call.  `principal`: z
 # are exact KPCA coordinates.  `score`: NULL, or a fold's held-out
 # coordinates to vote in the learned metric (list(x, k, classes), see
-# fit_pipeline()), in the same call for the built-in learners that can.
+# fit_pipeline(); list(x, k, weights) for a regression), in the same call
+# for the built-in learners that can.
 # Returns list(map, convergence, details, targets (those the core found, or
-# NULL), score (the held-out classes as codes of y's levels, or NULL when
-# not voted here)).
+# NULL), score (the held-out classes as codes of y's levels, the
+# regression's predictions (one column per k), or NULL when not voted
+# here)).
 fit_map <- function(spec, z, y, targets, ctx, reg = NULL, coords = NULL, principal = FALSE,
                     score = NULL) {
   coords <- coords %||% sprintf("%d columns of `x`", ncol(z))
   check_map_dim(spec, ncol(z), coords)
   if (identical(spec$name, "euclidean")) {
     return(list(map = euclidean_map(z), convergence = NULL, details = list(),
-                score = if (!is.null(score))
+                score = if (!is.null(score) && is.numeric(y)) {
+                  # a regression: the k-NN predictions, one column per k
+                  vapply(pmin(score$k, nrow(z)), function(kk) core_pipeline_apply(
+                    list(feature_map = list(type = "identity"), embedding = z,
+                         response = y, vote = score$weights),
+                    score$x, NULL, "value", kk, ctx), numeric(nrow(score$x)))
+                } else if (!is.null(score)) {
                   core_knn_votes(z, as.integer(y), score$classes, score$x,
-                                 pmin(score$k, nrow(z)), ctx)))
+                                 pmin(score$k, nrow(z)), ctx)
+                }))
   }
   if (!isTRUE(spec$builtin)) return(fit_custom_map(spec, z, y, targets))
   learner_record(spec$name)$fit(spec, z, y, targets, ctx, reg = reg, coords = coords,

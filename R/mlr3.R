@@ -5,6 +5,11 @@
 #' both packages are loaded, in either order): kNN in a metric learned by
 #' [kmaha()], the KPCA trick with any learner and kernel choice.
 #'
+#' For regression tasks the learner `"regr.kmaha"` is added too: kmaha()
+#' with a numeric response (MLKR, see Regression in [kmaha()]), predict
+#' type `"response"` (the k-NN regression in the learned metric), the same
+#' parameters (`learner`: `"auto"` or `"mlkr"`).
+#'
 #' Predict types `"response"` and `"prob"` (the fractions of the `k`
 #' neighbours' votes; the response is kmaha's own vote, not the most
 #' probable class with ties broken at random). Features must be numeric,
@@ -87,40 +92,45 @@ utils::globalVariables(c("self", "super", "private"))
 
 # The R6 class, built when mlr3 is loaded (it inherits from
 # mlr3::LearnerClassif, which exists only then).
+# The parameters of classif.kmaha and regr.kmaha (kmaha()'s arguments).
+mlr3_param_set <- function() {
+  paradox::ps(
+    k = paradox::p_int(lower = 1L, tags = c("train", "predict")),
+    learner = paradox::p_uty(default = "auto", tags = "train",
+                             custom_check = mlr3_check_learner),
+    kernel = paradox::p_uty(default = "auto", tags = "train"),
+    # sigma > 0: a positive bound with no tolerance (the default
+    # tolerance would quietly turn 0 into the bound; a zero tolerance
+    # needs a finite upper bound).
+    sigma = paradox::p_dbl(lower = 1e-300, upper = 1e300, tolerance = 0,
+                           tags = "train"),
+    learner_args = paradox::p_uty(default = list(), tags = "train"),
+    neighbors = paradox::p_fct(c("feature", "input"), default = "feature",
+                               tags = "train"),
+    kernels = paradox::p_uty(default = paper_kernels(), tags = "train"),
+    cv_folds = paradox::p_int(lower = 2L, default = 5L, tags = "train"),
+    cv_strategy = paradox::p_fct(c("fast", "exhaustive"), default = "fast",
+                                 tags = "train"),
+    scale = paradox::p_lgl(default = TRUE, tags = "train"),
+    rank = paradox::p_int(lower = 1L, special_vals = list(NULL),
+                          default = NULL, tags = "train"),
+    tol = paradox::p_dbl(lower = 0, default = 1e-8, tags = "train"),
+    seed = paradox::p_int(special_vals = list(NULL), default = NULL,
+                          tags = "train"),
+    landmarks = paradox::p_uty(default = NULL, tags = "train"),
+    landmark_method = paradox::p_fct(c("random", "kmeans++"),
+                                     default = "random", tags = "train"),
+    num_threads = paradox::p_int(lower = 1L, special_vals = list(NULL),
+                                 default = NULL, tags = c("train", "threads"))
+  )
+}
+
 mlr3_learner_class <- function() {
   R6::R6Class("LearnerClassifKmaha",
     inherit = mlr3::LearnerClassif,
     public = list(
       initialize = function() {
-        ps <- paradox::ps(
-          k = paradox::p_int(lower = 1L, tags = c("train", "predict")),
-          learner = paradox::p_uty(default = "auto", tags = "train",
-                                   custom_check = mlr3_check_learner),
-          kernel = paradox::p_uty(default = "auto", tags = "train"),
-          # sigma > 0: a positive bound with no tolerance (the default
-          # tolerance would quietly turn 0 into the bound; a zero tolerance
-          # needs a finite upper bound).
-          sigma = paradox::p_dbl(lower = 1e-300, upper = 1e300, tolerance = 0,
-                                 tags = "train"),
-          learner_args = paradox::p_uty(default = list(), tags = "train"),
-          neighbors = paradox::p_fct(c("feature", "input"), default = "feature",
-                                     tags = "train"),
-          kernels = paradox::p_uty(default = paper_kernels(), tags = "train"),
-          cv_folds = paradox::p_int(lower = 2L, default = 5L, tags = "train"),
-          cv_strategy = paradox::p_fct(c("fast", "exhaustive"), default = "fast",
-                                       tags = "train"),
-          scale = paradox::p_lgl(default = TRUE, tags = "train"),
-          rank = paradox::p_int(lower = 1L, special_vals = list(NULL),
-                                default = NULL, tags = "train"),
-          tol = paradox::p_dbl(lower = 0, default = 1e-8, tags = "train"),
-          seed = paradox::p_int(special_vals = list(NULL), default = NULL,
-                                tags = "train"),
-          landmarks = paradox::p_uty(default = NULL, tags = "train"),
-          landmark_method = paradox::p_fct(c("random", "kmeans++"),
-                                           default = "random", tags = "train"),
-          num_threads = paradox::p_int(lower = 1L, special_vals = list(NULL),
-                                       default = NULL, tags = c("train", "threads"))
-        )
+        ps <- mlr3_param_set()
         super$initialize(
           id = "classif.kmaha",
           param_set = ps,
@@ -155,6 +165,45 @@ mlr3_learner_class <- function() {
         } else {
           list(response = as.character(response))
         }
+      }
+    )
+  )
+}
+
+# The regression learner regr.kmaha (kmaha() with a numeric response: MLKR,
+# see R/regression.R), built when mlr3 is loaded.
+mlr3_regr_learner_class <- function() {
+  R6::R6Class("LearnerRegrKmaha",
+    inherit = mlr3::LearnerRegr,
+    public = list(
+      initialize = function() {
+        super$initialize(
+          id = "regr.kmaha",
+          param_set = mlr3_param_set(),
+          feature_types = c("logical", "integer", "numeric"),
+          predict_types = "response",
+          packages = "kmaha",
+          label = "Metric Learning for Kernel Regression kNN",
+          man = "kmaha::mlr_learners_classif.kmaha")
+        private$.uid <- basename(tempfile("kmaha_mlr3_"))
+      }
+    ),
+    private = list(
+      .uid = NULL,
+      .train = function(task) {
+        pv <- self$param_set$get_values(tags = "train")
+        if (!is.null(pv[["sigma"]])) pv[["kernel"]] <- rbf_kernel(pv[["sigma"]])
+        pv[["sigma"]] <- NULL
+        mlr3_fit(private$.uid, task, pv)
+      },
+      .predict = function(task) {
+        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% self$model$k
+        if (metric_uses_k(self$model) && !identical(as.integer(k), as.integer(self$model$k))) {
+          stopf("regr.kmaha: this model chose its kernel or k by cross-validated predictions with k = %d neighbours, so it does not predict with k = %d; train it again with k = %d.",
+                self$model$k, as.integer(k), as.integer(k))
+        }
+        x <- as.data.frame(task$data(cols = self$state$feature_names))
+        list(response = unname(stats::predict(self$model, x, k = k)))
       }
     )
   )
@@ -203,7 +252,9 @@ mlr3_fit <- function(uid, task, pv) {
     entries <- c(entries[-hit[1]], list(e))
     fit <- e$fit
     k <- k_arg %||% as.integer(fit$k)
-    if (!identical(as.integer(fit$k), k)) {
+    if (!identical(as.integer(fit$k), k) && inherits(fit, "kmaha_regression")) {
+      fit <- regression_set_k(fit, k, kmaha_context(pv[["num_threads"]]))
+    } else if (!identical(as.integer(fit$k), k)) {
       fit$k <- k
       fit$train_accuracy <- if (nrow(fit$embedding) > k) {
         mean(pipeline_apply(fit, NULL, "class", k, kmaha_context(pv[["num_threads"]])) == fit$y)
@@ -225,11 +276,11 @@ mlr3_fit <- function(uid, task, pv) {
 # The `learner` parameter: a learner name or a function.
 mlr3_check_learner <- function(x) {
   if (is.function(x) ||
-      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners()))) {
+      (is.character(x) && length(x) == 1L && x %in% c("auto", builtin_learners(), builtin_learners("regression")))) {
     return(TRUE)
   }
   sprintf("must be %s or a learner function",
-          paste(dQuote(c("auto", builtin_learners()), FALSE), collapse = ", "))
+          paste(dQuote(c("auto", builtin_learners(), builtin_learners("regression")), FALSE), collapse = ", "))
 }
 
 register_mlr3_learner <- function() {
@@ -237,11 +288,15 @@ register_mlr3_learner <- function() {
   if (!"classif.kmaha" %in% learners$keys()) {
     learners$add("classif.kmaha", mlr3_learner_class())
   }
+  if (!"regr.kmaha" %in% learners$keys()) {
+    learners$add("regr.kmaha", mlr3_regr_learner_class())
+  }
   invisible(TRUE)
 }
 
 unregister_mlr3_learner <- function() {
   learners <- mlr3::mlr_learners
   if ("classif.kmaha" %in% learners$keys()) learners$remove("classif.kmaha")
+  if ("regr.kmaha" %in% learners$keys()) learners$remove("regr.kmaha")
   invisible(TRUE)
 }

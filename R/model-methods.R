@@ -30,6 +30,17 @@
 #'   `kernel_choice` ([kmaha()]), `settings`, `call`, and for formula fits
 #'   `terms`, `xlevels`, `contrasts` and `na.action`.
 #'
+#' **Regression models** ([mlkr()]) have the same stages and the class
+#' `"kmaha_regression"` before the others; `mode` is `"regression"` (it is
+#' absent from classifiers), `y` holds the numeric response, `weights` the
+#' neighbour weights of the k-NN regression (`"distance"`, `"uniform"` or
+#' `"kernel"`), and `loo_rmse` and `loo_r2` (leave-one-out on the
+#' training points, optimistic) replace `train_accuracy`. Their
+#' [predict()][predict.kmaha_regression], `fitted()` and `residuals()`
+#' (leave-one-out) give numbers; `print()`, `summary()`, `plot()` (points
+#' coloured by the response) and the [broom verbs][glance.kmaha_regression]
+#' report the regression.
+#'
 #' The methods are those of [stats::lm()]: [predict()][predict.kmaha_model],
 #' `print()`, `summary()`, `plot()`, `coef()` (the map `L`), `fitted()`
 #' (leave-one-out predictions for the training rows), `nobs()`, `formula()`,
@@ -651,4 +662,220 @@ transform_matrix.default <- function(object) {
 mahalanobis_matrix <- function(object) {
   A <- transform_matrix(object)
   crossprod(A)
+}
+
+# --------------------------------------------------------------------------
+# Regression models (mode "regression": mlkr()): the response is numeric,
+# predictions are k-NN regressions in the learned metric.
+
+#' Predict with a learned metric for regression
+#'
+#' Maps new points through the fitted stages of a regression model ([mlkr()];
+#' see [kmaha-model]) — the training scaling, the feature map and the
+#' learned linear map — (`type = "transform"`), and predicts their response
+#' as the weighted mean of the responses of their `k` nearest training
+#' points in that space (`"response"`). Neighbours are ordered by distance,
+#' equal distances by training row (as for classification, see
+#' [knn_classify()]). The weights: `"distance"`, \eqn{1 / \|z - z_j\|} in
+#' the learned coordinates \eqn{z} (neighbours at distance 0, if any, share
+#' all the weight); `"uniform"`, the plain mean; `"kernel"`,
+#' \eqn{\exp(-\|z - z_j\|^2)} (the Gaussian kernel MLKR fitted the map for;
+#' with `k` = all training points, MLKR's own kernel regression).
+#'
+#' New data are matched and checked as for classifiers
+#' ([predict.kmaha_model()]); a row with a missing value gives `NA`.
+#' Without `newdata`: the training embedding (`"transform"`) or the
+#' leave-one-out predictions of the training rows (each predicted from the
+#' others), padded with `NA` for the rows a formula fit with
+#' `na.action = na.exclude` left out.
+#'
+#' @param object A fitted regression model.
+#' @param newdata New observations: a data frame for models fitted with a
+#'   formula, otherwise a matrix or data frame with the training columns.
+#' @param type `"response"` (the predictions) or `"transform"` (the learned
+#'   coordinates).
+#' @param k Number of neighbours; the fit's `k` by default.
+#' @param weights `"distance"`, `"uniform"` or `"kernel"`; the fit's by
+#'   default.
+#' @param ... Must be empty.
+#' @return A numeric vector with one prediction per row of `newdata`
+#'   (`"response"`), or a matrix of coordinates (`"transform"`).
+#' @examples
+#' fit <- mlkr(mpg ~ ., data = mtcars[-(1:3), ])
+#' predict(fit, mtcars[1:3, ])
+#' predict(fit, mtcars[1:3, ], k = 3, weights = "uniform")
+#' predict(fit, mtcars[1:3, ], type = "transform")
+#' head(residuals(fit))  # leave-one-out
+#' @export
+predict.kmaha_regression <- function(object, newdata = NULL,
+                                     type = c("response", "transform"),
+                                     k = object$k, weights = object$weights, ...) {
+  check_dots_empty("predict()", ...,
+                   hint = "predict() of a regression model takes `newdata`, `type` (\"response\" or \"transform\"), `k` and `weights`.")
+  type <- match_regression_type(type)
+  k <- check_count(k, "k")
+  weights <- check_weights(weights)
+  ctx <- kmaha_context()
+  if (is.null(newdata)) {
+    if (type == "transform") return(stats::napredict(object$na.action, object$embedding))
+    check_knn_k(k, nrow(object$embedding), self = TRUE)
+    out <- pipeline_apply(object, NULL, "value", k, ctx, weights)
+    names(out) <- rownames(object$embedding)
+    return(stats::napredict(object$na.action, out))
+  }
+  check_knn_k(k, nrow(object$embedding))
+  x <- newdata_matrix(object, newdata, object$n_features)
+  ok <- rowSums(is.na(x)) == 0L
+  out <- if (any(ok)) {
+    tryCatch(pipeline_apply(object, x[ok, , drop = FALSE],
+                            if (type == "transform") "transform" else "value", k, ctx, weights),
+             kmaha_numerical_error = function(e) {
+               stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+             })
+  }
+  if (type == "transform") {
+    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
+                dimnames = list(rownames(x), colnames(object$embedding)))
+    if (any(ok)) z[ok, ] <- out
+    return(z)
+  }
+  v <- rep(NA_real_, nrow(x))
+  names(v) <- rownames(x)
+  v[ok] <- out
+  v
+}
+
+# `type` of predict() for a regression model.
+match_regression_type <- function(type) {
+  opts <- c("response", "transform")
+  if (identical(type, opts)) return("response")
+  if (!is.character(type) || length(type) != 1L || is.na(type) || !type %in% opts) {
+    stopf("`type` must be \"response\" or \"transform\" for a regression model, not %s.",
+          if (is.character(type) && length(type) == 1L) dQuote(type, FALSE) else deparse1(type))
+  }
+  type
+}
+
+#' @rdname predict.kmaha_regression
+#' @export
+fitted.kmaha_regression <- function(object, type = c("response", "transform"),
+                                    k = object$k, weights = object$weights, ...) {
+  check_dots_empty("fitted()", ...)
+  stats::predict(object, NULL, type = match_regression_type(type), k = k, weights = weights)
+}
+
+#' @rdname predict.kmaha_regression
+#' @export
+residuals.kmaha_regression <- function(object, ...) {
+  check_dots_empty("residuals()", ...)
+  loo <- pipeline_apply(object, NULL, "value", object$k, kmaha_context())
+  res <- object$y - loo
+  names(res) <- rownames(object$embedding)
+  stats::naresid(object$na.action, res)
+}
+
+# The fit statistics in words: leave-one-out, and optimistic.
+regression_words <- function(x, short = TRUE) {
+  how <- sprintf("leave-one-out %d-NN regression, %s weights", as.integer(x$k), x$weights)
+  if (short) {
+    return(sprintf("training fit: RMSE %.4g, R^2 %.3f (%s; optimistic: the metric was learned on these points)",
+                   x$loo_rmse, x$loo_r2, how))
+  }
+  sprintf("Training fit: RMSE %.4g, R^2 %.3f\n  (%s on the points the metric was learned from:\n  optimistic, not an estimate of the error on new data; use held-out data for that)",
+          x$loo_rmse, x$loo_r2, how)
+}
+
+#' @export
+print.kmaha_regression <- function(x, ...) {
+  cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
+  kl <- model_kernel_label(x)
+  if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
+  why <- model_choice_why(x)
+  if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+  cat(wrap_lines(sprintf("%d training points, %d inputs, numeric response; map: %d x %d on the %s",
+                         length(x$y), x$n_features, nrow(x$L), ncol(x$L),
+                         model_coords_label(x))))
+  note <- map_rank_note(x$L, x$settings)
+  if (!is.null(note)) cat(wrap_lines(sprintf("(%s)", note)))
+  words <- convergence_words(x$learner, x$convergence)
+  if (!is.null(words)) cat(wrap_lines(words, indent = "    ", first = "  optimizer: "))
+  if (!is.null(x$convergence$objective)) {
+    meaning <- objective_meaning(x$learner)
+    cat(wrap_lines(sprintf("%.6g%s", x$convergence$objective,
+                           if (!is.null(meaning)) paste0(" (", meaning, ")") else ""),
+                   indent = "    ", first = "  objective: "))
+  }
+  cat(wrap_lines(regression_words(x), indent = "    ", first = "  "))
+  invisible(x)
+}
+
+#' @rdname kmaha-model
+#' @export
+summary.kmaha_regression <- function(object, ...) {
+  cv <- object$convergence
+  set <- object$settings
+  set <- set[!vapply(set, function(v) is.null(v) || is.list(v) || length(v) != 1L, NA)]
+  out <- list(
+    title = model_title(object), label = model_label(object),
+    kernel = model_kernel_label(object),
+    why = model_choice_why(object),
+    candidates = if (!is.null(object$kernel_choice$cv)) summary(object$kernel_choice$cv)$table,
+    n = length(object$y), n_features = object$n_features,
+    coords = model_coords_label(object), dim = dim(object$L),
+    rank_note = map_rank_note(object$L, object$settings),
+    start_scale = cv$start_scale,
+    convergence = convergence_words(object$learner, cv, in_print = FALSE),
+    objective = cv$objective,
+    objective_meaning = objective_meaning(object$learner, short = FALSE),
+    response = stats::quantile(object$y), k = object$k, weights = object$weights,
+    settings = set, loo_rmse = object$loo_rmse, loo_r2 = object$loo_r2)
+  out$words <- regression_words(object, short = FALSE)
+  class(out) <- "summary.kmaha_regression"
+  out
+}
+
+#' @export
+print.summary.kmaha_regression <- function(x, ...) {
+  cat(x$title, "\n", sep = "")
+  if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
+  if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
+  if (!is.null(x$candidates)) {
+    cat(wrap_lines("Candidates (cross-validated RMSE, lower is better):", first = ""))
+    print_candidates(x$candidates)
+  }
+  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
+              x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
+  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  cat("Response (quantiles):\n")
+  print(x$response)
+  if (length(x$settings)) {
+    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
+                            sep = " = ", collapse = ", "), "\n", sep = "")
+  }
+  if (isTRUE(x$start_scale != 1)) {
+    cat(sprintf("Start: multiplied by %.4g (median squared distance of the mapped training points 1)\n",
+                x$start_scale))
+  }
+  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
+  if (!is.null(x$objective)) {
+    cat(sprintf("Objective: %.6g\n", x$objective))
+    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+  }
+  cat(x$words, "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+plot.kmaha_regression <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
+                                  col = NULL, legend = TRUE, ...) {
+  which <- match_choice(which, c("embedding", "kernel"), "which")
+  if (which == "kernel") return(NextMethod())
+  # the response in five quantile bins, coloured from low to high
+  br <- unique(stats::quantile(x$y, seq(0, 1, length.out = 6L)))
+  bins <- cut(x$y, br, include.lowest = TRUE, dig.lab = 3)
+  plot_embedding(x$embedding, bins, dims,
+                 col %||% grDevices::hcl.colors(nlevels(bins), "viridis"),
+                 main = sprintf("%s embedding (colour: response)", model_label(x)),
+                 legend = check_flag(legend, "legend"), ...)
+  invisible(x)
 }

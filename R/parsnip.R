@@ -3,7 +3,8 @@
 #' When \pkg{parsnip} is installed, loading kmaha registers the engine
 #' `"kmaha"` for [parsnip::nearest_neighbor()] in classification mode: kNN
 #' in a metric learned by [kmaha()] (the KPCA trick with any learner and
-#' kernel choice). It is registered as soon as both packages are loaded, in
+#' kernel choice), and in regression mode: k-NN regression in a metric
+#' learned by MLKR (kmaha() with a numeric outcome, see [mlkr()]). It is registered as soon as both packages are loaded, in
 #' either order.
 #'
 #' * `neighbors` is [kmaha()]'s `k`, the neighbours of the kNN vote (unset:
@@ -31,6 +32,10 @@
 #'   `"rca"`, `"mmc"`, `"itml"` or a function; tunable with
 #'   [metric_learner()]), `kernel`, `learner_args`, `kernels`, `cv_folds`,
 #'   `scale`, `rank`, `seed`, `landmarks`, ...
+#' * Regression mode: the neighbours' responses are weighted by 1 / distance
+#'   (parsnip's `weight_func = "inv"`, accepted, as is leaving it unset;
+#'   any other is an error); predictions are `type = "numeric"` and
+#'   `"raw"`; `learner` is `"auto"` or `"mlkr"`.
 #' * Predictions: `type = "class"` and `"prob"` (the fractions of the `k`
 #'   neighbours' votes, as `predict(type = "prob")` of [kmaha()] fits), and
 #'   `"raw"` (`opts` go to `predict()` of the fit, e.g.
@@ -67,12 +72,25 @@
 #'   set_mode("classification")
 #' msg <- tryCatch(fit(weighted, Species ~ ., data = iris), error = conditionMessage)
 #' writeLines(strwrap(msg, 70))
+#'
+#' # regression mode: MLKR's metric, k-NN regression
+#' reg <- nearest_neighbor(neighbors = 5) |>
+#'   set_engine("kmaha", kernel = "linear") |>
+#'   set_mode("regression")
+#' fit_reg <- fit(reg, mpg ~ ., data = mtcars[-(1:3), ])
+#' predict(fit_reg, mtcars[1:3, ])
 NULL
 
 #' @rdname kmaha_parsnip
 #' @export
 kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) {
-  if (!is.null(weight_func) && !identical(weight_func, "rectangular")) {
+  if (is.numeric(y) && !is.null(weight_func) && !identical(weight_func, "inv")) {
+    # regression mode: kmaha's k-NN regression weights the neighbours by
+    # 1 / distance (parsnip's "inv")
+    stopf("The kmaha engine's regression weights the k neighbours by 1 / distance (weight_func = \"inv\"); weight_func = %s is not available. Leave `weight_func` unset, and tune `neighbors`, the learner or the kernel instead.",
+          deparse1(weight_func))
+  }
+  if (!is.numeric(y) && !is.null(weight_func) && !identical(weight_func, "rectangular")) {
     stopf("The kmaha engine gives the k neighbours equal votes (weight_func = \"rectangular\"); weight_func = %s is not available. Leave `weight_func` unset, and tune `neighbors`, the learner or the kernel instead.",
           deparse1(weight_func))
   }
@@ -89,9 +107,10 @@ kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) 
 register_parsnip_engine <- function() {
   model <- "nearest_neighbor"
   if (parsnip_engine_registered()) return(invisible(FALSE))
-  parsnip::set_model_engine(model, mode = "classification", eng = "kmaha")
-  parsnip::set_dependency(model, eng = "kmaha", pkg = "kmaha",
-                          mode = "classification")
+  for (mode in c("classification", "regression")) {
+    parsnip::set_model_engine(model, mode = mode, eng = "kmaha")
+    parsnip::set_dependency(model, eng = "kmaha", pkg = "kmaha", mode = mode)
+  }
   # The engine's arguments: parsnip's name, kmaha's, the dials function of
   # its tuning parameter, and whether one fit serves several values (none:
   # `neighbors` enters the kernel choice of kernel = "auto" and "cv", and
@@ -114,16 +133,33 @@ register_parsnip_engine <- function() {
                            func = list(pkg = engine_args$pkg[i], fun = engine_args$fun[i]),
                            has_submodel = engine_args$has_submodel[i])
   }
-  parsnip::set_fit(model = model, eng = "kmaha", mode = "classification",
-                   value = list(interface = "data.frame",
-                                protect = c("x", "y"),
-                                func = c(pkg = "kmaha", fun = "kmaha_parsnip_fit"),
-                                defaults = list()))
-  parsnip::set_encoding(model = model, eng = "kmaha", mode = "classification",
-                        options = list(predictor_indicators = "traditional",
-                                       compute_intercept = FALSE,
-                                       remove_intercept = TRUE,
-                                       allow_sparse_x = FALSE))
+  for (mode in c("classification", "regression")) {
+    parsnip::set_fit(model = model, eng = "kmaha", mode = mode,
+                     value = list(interface = "data.frame",
+                                  protect = c("x", "y"),
+                                  func = c(pkg = "kmaha", fun = "kmaha_parsnip_fit"),
+                                  defaults = list()))
+    parsnip::set_encoding(model = model, eng = "kmaha", mode = mode,
+                          options = list(predictor_indicators = "traditional",
+                                         compute_intercept = FALSE,
+                                         remove_intercept = TRUE,
+                                         allow_sparse_x = FALSE))
+  }
+  # regression mode: the k-NN regression in the learned metric (kmaha()
+  # with a numeric outcome)
+  parsnip::set_pred(model = model, eng = "kmaha", mode = "regression",
+                    type = "numeric",
+                    value = list(pre = NULL, post = NULL,
+                                 func = c(fun = "predict"),
+                                 args = list(object = quote(object$fit),
+                                             newdata = quote(new_data),
+                                             type = "response")))
+  parsnip::set_pred(model = model, eng = "kmaha", mode = "regression",
+                    type = "raw",
+                    value = list(pre = NULL, post = NULL,
+                                 func = c(fun = "predict"),
+                                 args = list(object = quote(object$fit),
+                                             newdata = quote(new_data))))
   parsnip::set_pred(model = model, eng = "kmaha", mode = "classification",
                     type = "class",
                     value = list(pre = NULL, post = NULL,

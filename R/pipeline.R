@@ -145,9 +145,15 @@ feature_dim <- function(state, D) {
 # fold of a built-in learner crosses into the core twice.  Other learners,
 # and feature maps the core does not project in the fit (kernel rows), vote
 # through pipeline_apply(), the entry predict() uses.
+#
+# Regression (y numeric, the MLKR learner or the Euclidean candidate): the
+# held-out rows get the k-NN regression predictions in the learned metric
+# with neighbour weights `weights` ("distance", "uniform", "kernel"), a
+# numeric matrix with one column per k.
 fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
                          warn = TRUE, label_errors = FALSE, standardized = FALSE,
-                         heldout = NULL, k = 1L, fm = NULL) {
+                         heldout = NULL, k = 1L, fm = NULL, weights = "distance") {
+  regression <- is.numeric(y)
   # `fm`: the feature map already fitted on xs (with `heldout` projected),
   # shared by the learners a fold scores
   fm <- fm %||% fit_feature_map(fspec, xs, ctx, warn, standardized, newdata = heldout)
@@ -161,7 +167,8 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
   check_map_dim(spec, ncol(fm$coords), fm$describe)
   k <- as.integer(pmin(k, nrow(xs)))
   score <- if (!is.null(heldout) && !is.null(fm$new_coords)) {
-    list(x = fm$new_coords, k = k, classes = nlevels(y))
+    if (regression) list(x = fm$new_coords, k = k, weights = weights)
+    else list(x = fm$new_coords, k = k, classes = nlevels(y))
   }
   fit_it <- function() {
     fit_map(spec, fm$coords, y, targets, ctx, reg = fm$reg, coords = fm$describe,
@@ -180,34 +187,47 @@ fit_pipeline <- function(xs, y, fspec, spec, ctx, neighbors = "feature",
               details = fit$details, describe = fm$describe, degenerate = fm$degenerate)
   if (!is.null(heldout)) {
     # one column per k
-    out$heldout <- fit$score %||% vapply(k, function(kk) as.integer(pipeline_apply(
-      list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y),
-      heldout, "class", kk, ctx)), integer(nrow(heldout)))
+    out$heldout <- fit$score %||% if (regression) {
+      vapply(k, function(kk) pipeline_apply(
+        list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y, weights = weights),
+        heldout, "value", kk, ctx), numeric(nrow(heldout)))
+    } else {
+      vapply(k, function(kk) as.integer(pipeline_apply(
+        list(feature_map = fm$state, L = fit$map, coords = fm$coords, y = y),
+        heldout, "class", kk, ctx)), integer(nrow(heldout)))
+    }
     dim(out$heldout) <- c(nrow(heldout), length(k))
   }
   out
 }
 
 # The whole model from raw inputs x (checked) and labels y (checked by
-# check_y()): input scaling (`scale`: TRUE standardizes, FALSE centres,
+# check_y(); a numeric response checked by check_response() for a
+# regression): input scaling (`scale`: TRUE standardizes, FALSE centres,
 # NA leaves the inputs as they are), then fit_pipeline(), then the
-# reference embedding and the leave-one-out accuracy.
+# reference embedding and the leave-one-out accuracy (RMSE and R^2 of the
+# k-NN regression with neighbour weights `weights` for a regression).
 fit_model <- function(x, y, fspec, spec, ctx, scale = TRUE, k = 1L,
                       neighbors = "feature", class = NULL, settings = list(),
-                      call = NULL, kernel_choice = NULL) {
+                      call = NULL, kernel_choice = NULL, weights = "distance") {
   prep <- if (is.na(scale)) NULL else fit_scaling(x, scale, "x")
   xs <- apply_scaling(x, prep)
   p <- fit_pipeline(xs, y, fspec, spec, ctx, neighbors, standardized = isTRUE(scale))
   new_model(p, y, k, prep, spec, ctx, class = class, settings = settings,
             call = call, feature_names = colnames(x), n_features = ncol(x),
-            kernel_choice = kernel_choice)
+            kernel_choice = kernel_choice, weights = weights)
 }
 
 # The one model object: stages, reference embedding, labels, k and small
-# diagnostics.  `p` is a fit_pipeline() result.
+# diagnostics.  `p` is a fit_pipeline() result.  A numeric y makes a
+# regression model: `mode` "regression" (NULL for a classifier), the
+# response as `y`, the neighbour weights `weights` of its k-NN regression,
+# and `loo_rmse`, `loo_r2` (leave-one-out on the training points) instead
+# of `train_accuracy`; class "kmaha_regression" before the family.
 new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
                       call = NULL, feature_names = NULL, n_features = NULL,
-                      kernel_choice = NULL) {
+                      kernel_choice = NULL, weights = "distance") {
+  regression <- is.numeric(y)
   L <- p$map
   storage.mode(L) <- "double"
   d <- nrow(L)
@@ -221,20 +241,30 @@ new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
   model <- list(
     learner = spec$name, learner_label = spec$label,
     prep = prep, feature_map = p$feature, L = L, embedding = emb,
-    y = full_levels(y), k = as.integer(k),
+    y = if (regression) y else full_levels(y), k = as.integer(k),
     targets = p$targets, convergence = p$convergence,
     train_accuracy = NA_real_,
     kernel_choice = kernel_choice, settings = settings,
     feature_names = feature_names, n_features = n_features %||% ncol(p$coords),
     call = call)
-  # (a pair or chunklet learner fitted without class labels only transforms)
-  if (!is.null(y) && nrow(emb) > k) {
+  if (regression) {
+    model$train_accuracy <- NULL
+    model$mode <- "regression"
+    model$weights <- weights
+    model$loo_rmse <- model$loo_r2 <- NA_real_
+    if (nrow(emb) > k) {
+      res <- y - pipeline_apply(model, NULL, "value", k, ctx)
+      model$loo_rmse <- sqrt(mean(res^2))
+      model$loo_r2 <- 1 - sum(res^2) / sum((y - mean(y))^2)
+    }
+  } else if (!is.null(y) && nrow(emb) > k) {
+    # (a pair or chunklet learner fitted without class labels only transforms)
     model$train_accuracy <- mean(pipeline_apply(model, NULL, "class", k, ctx) == model$y)
   }
   # The learner's own diagnostics (eigenvalues, impostor counts, ...).
   details <- p$details[!vapply(p$details, is.null, NA)]
   model <- c(model, details[setdiff(names(details), names(model))])
-  class(model) <- unique(c(class, family, "kmaha_model"))
+  class(model) <- unique(c(class, if (regression) "kmaha_regression", family, "kmaha_model"))
   model
 }
 
@@ -278,18 +308,26 @@ apply_map <- function(x, L, ctx) {
 # kernel rows to the core, computed here in blocks of rows.  Returns the
 # coordinates (a matrix), the classes (a factor with the levels of y) or the
 # vote fractions (a matrix with one column per level).
-pipeline_apply <- function(model, x, type, k, ctx) {
-  core <- pipeline_of(model)
+#
+# Regression models (numeric y; `weights`: the neighbour weights, the
+# model's by default): type "value" gives the k-NN regression predictions
+# (a numeric vector), for the new rows or, with x NULL, leave-one-out for
+# the reference points.
+pipeline_apply <- function(model, x, type, k, ctx, weights = model$weights) {
+  core <- pipeline_of(model, weights)
   lev <- levels(model$y)
   finish <- function(out) {
-    if (type == "transform") return(out)
+    if (type %in% c("transform", "value")) return(out)
     if (type == "prob") {
       dimnames(out$prob) <- list(NULL, lev)
       return(out$prob)
     }
     factor(lev[out$class], levels = lev)
   }
-  if (is.null(x)) return(finish(core_pipeline_apply(core, NULL, NULL, "loo", k, ctx)))
+  if (is.null(x)) {
+    return(finish(core_pipeline_apply(core, NULL, NULL,
+                                      if (type == "value") "loo_value" else "loo", k, ctx)))
+  }
   fm <- model$feature_map
   in_core <- fm$type == "identity" || (!is_precomputed(fm$kernel) && kernel_in_core(fm$kernel))
   if (in_core) return(finish(core_pipeline_apply(core, x, NULL, type, k, ctx)))
@@ -310,17 +348,26 @@ pipeline_apply <- function(model, x, type, k, ctx) {
     core_pipeline_apply(core, NULL, kernel_gram(fm$kernel, xs[rows, , drop = FALSE], fm$x, ctx),
                         type, k, ctx)
   })
-  finish(if (type == "transform") do.call(rbind, parts) else
+  finish(if (type == "transform") do.call(rbind, parts) else if (type == "value")
+    unlist(parts) else
     list(class = unlist(lapply(parts, `[[`, "class")),
          prob = do.call(rbind, lapply(parts, `[[`, "prob"))))
 }
 
-# The stages as the core reads them (cpp_pipeline_apply()).
-pipeline_of <- function(model) {
+# The stages as the core reads them (cpp_pipeline_apply()); a numeric y
+# (regression) goes as `response`, with the neighbour weights `vote`.
+pipeline_of <- function(model, weights = model$weights) {
   fm <- model$feature_map
-  list(center = model$prep$center, scale = model$prep$scale,
-       feature_map = fm[intersect(names(fm), c("type", "kernel", "x", "landmarks", "n",
-                                               "projection", "col_means", "grand_mean"))],
-       L = model$L, embedding = model$embedding, coords = model$coords,
-       y = if (!is.null(model$y)) as.integer(model$y), nlevels = nlevels(model$y))
+  out <- list(center = model$prep$center, scale = model$prep$scale,
+              feature_map = fm[intersect(names(fm), c("type", "kernel", "x", "landmarks", "n",
+                                                      "projection", "col_means", "grand_mean"))],
+              L = model$L, embedding = model$embedding, coords = model$coords)
+  if (is.numeric(model$y)) {
+    out$response <- as.double(model$y)
+    out$vote <- weights %||% "distance"
+  } else {
+    out$y <- if (!is.null(model$y)) as.integer(model$y)
+    out$nlevels <- nlevels(model$y)
+  }
+  out
 }

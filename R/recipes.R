@@ -40,10 +40,14 @@
 #'   choose the predictors to embed.
 #' @param role The role of the new columns.
 #' @param trained Set by [recipes::prep()].
-#' @param outcome The factor outcome that supervises the embedding: `NULL`
-#'   (the recipe's single outcome), a column name, or `vars(name)`.
+#' @param outcome The outcome that supervises the embedding: `NULL` (the
+#'   recipe's single outcome), a column name, or `vars(name)`. A factor
+#'   (class labels), or a numeric outcome: then the metric is learned by
+#'   MLKR for regression (see [mlkr()] and [kmaha()]).
 #' @param learner,kernel,learner_args Passed to [kmaha()]; `learner` is
-#'   `"nca"` (default), `"lmnn"`, `"dne"` or a learner function; `kernel`
+#'   `NULL` (the default: `"nca"` for a factor outcome, `"mlkr"` for a
+#'   numeric one), `"nca"`, `"lmnn"`, `"dne"`, `"mlkr"` or a learner
+#'   function; `kernel`
 #'   is a kernel object or a kernel choice such as `"align"` or `"cv"`
 #'   (`NULL`: kmaha()'s default).
 #' @param num_comp `NULL` or the output dimension: passed to the learner as
@@ -78,7 +82,7 @@
 #' tidy(prepped, number = 1)
 #' @export
 step_kmaha <- function(recipe, ..., role = "predictor", trained = FALSE,
-                       outcome = NULL, learner = "nca", kernel = NULL,
+                       outcome = NULL, learner = NULL, kernel = NULL,
                        num_comp = NULL, sigma = NULL, learner_args = list(),
                        options = list(), seed = sample.int(10^5, 1),
                        prefix = "kmaha_", keep_original_cols = FALSE,
@@ -145,11 +149,13 @@ step_kmaha_outcome <- function(outcome, training, info) {
 }
 
 # The kmaha() arguments a step or model gets from its settings.
-step_kmaha_args <- function(x) {
+# `regression`: the outcome is numeric (the default learner is then MLKR).
+step_kmaha_args <- function(x, regression = FALSE) {
   learner_args <- x$learner_args
   if (!is.null(x$num_comp)) learner_args$dim <- as.integer(x$num_comp)
   kernel <- if (is.null(x$sigma)) x$kernel else rbf_kernel(x$sigma)
-  args <- list(learner = x$learner, kernel = kernel, learner_args = learner_args)
+  args <- list(learner = x$learner %||% if (regression) builtin_learners("regression")[1] else "nca", kernel = kernel,
+               learner_args = learner_args)
   c(args[!vapply(args, is.null, NA)], x$options)
 }
 
@@ -173,14 +179,15 @@ prep.step_kmaha <- function(x, training, info = NULL, ...) {
           y_name)
   }
   y <- training[[y_name]]
-  if (!is.factor(y) && !is.character(y) && !is.logical(y)) {
-    stopf("step_kmaha(): the outcome `%s` must be a factor (class labels), not %s.",
+  regression <- is.numeric(y)
+  if (!is.factor(y) && !is.character(y) && !is.logical(y) && !regression) {
+    stopf("step_kmaha(): the outcome `%s` must be a factor (class labels) or numeric (a regression), not %s.",
           y_name, class(y)[1])
   }
   step_kmaha_check_na(training[, columns, drop = FALSE], y, y_name)
   fit <- with_kmaha_seed(x$seed, do.call(kmaha, c(
     list(x = as.data.frame(training[, columns]), y = y, seed = x$seed),
-    step_kmaha_args(x))))
+    step_kmaha_args(x, regression))))
   step_kmaha_new(
     terms = x$terms, role = x$role, trained = TRUE, outcome = y_name,
     learner = x$learner, kernel = x$kernel, num_comp = x$num_comp,
@@ -226,13 +233,17 @@ bake.step_kmaha <- function(object, new_data, ...) {
 
 #' @export
 print.step_kmaha <- function(x, width = max(20, options()$width - 35), ...) {
-  title <- sprintf("kmaha embedding (%s, %s) of ", step_kmaha_learner_label(x$learner),
+  title <- sprintf("kmaha embedding (%s, %s) of ", step_kmaha_learner_label(x$learner, x$object),
                    step_kmaha_kernel_label(x))
   recipes::print_step(x$columns, x$terms, x$trained, title, width)
   invisible(x)
 }
 
-step_kmaha_learner_label <- function(learner) {
+# (NULL: the default, "nca", or "mlkr" for a step trained on a numeric
+# outcome, `object` its fit)
+step_kmaha_learner_label <- function(learner, object = NULL) {
+  if (is.null(learner)) return(if (inherits(object, "kmaha_regression"))
+    builtin_learners("regression")[1] else "nca")
   if (is_tune_call(learner)) return("tune()")
   if (is.character(learner)) learner[1] else "custom learner"
 }
@@ -252,7 +263,7 @@ step_kmaha_kernel_label <- function(x) {
 tidy.step_kmaha <- function(x, ...) {
   terms <- if (isTRUE(x$trained)) x$columns else recipes::sel2char(x$terms)
   tibble::tibble(terms = unname(as.character(terms)),
-                 learner = step_kmaha_learner_label(x$learner),
+                 learner = step_kmaha_learner_label(x$learner, x$object),
                  kernel = step_kmaha_kernel_label(x),
                  id = x$id)
 }
@@ -290,9 +301,9 @@ required_pkgs.step_kmaha <- function(x, ...) "kmaha"
 metric_learner <- function(values = c("nca", "lmnn", "dne")) {
   require_suggested("dials", "metric_learner()")
   if (!is.character(values) || !length(values) || anyNA(values) ||
-      !all(values %in% c("auto", builtin_learners()))) {
+      !all(values %in% c("auto", builtin_learners(), builtin_learners("regression")))) {
     stopf("metric_learner(): `values` must be some of %s.",
-          paste(dQuote(c("auto", builtin_learners()), FALSE), collapse = ", "))
+          paste(dQuote(c("auto", builtin_learners(), builtin_learners("regression")), FALSE), collapse = ", "))
   }
   dials::new_qual_param(type = "character", values = values,
                         label = c(learner = "Metric learner"))

@@ -39,6 +39,14 @@
 #' neighbour search, and each pipeline is scored at the k with its best mean
 #' accuracy (the smallest on ties).
 #'
+#' **Regression.** With a numeric `y` the pipelines are MLKR's (see
+#' Regression in [kmaha()]): the folds are unstratified, a fold scores its
+#' held-out rows by their squared errors (`correct` and `correct_k` hold
+#' them), `accuracy` and `accuracy_k` hold the fold RMSEs, `mean` is the
+#' mean fold RMSE (lower is better; each pipeline at the k with the lowest
+#' mean), `screen` the leave-one-out R^2 of the kernel ridge screen, and
+#' `metric` is `"rmse"` (`NULL` for classes).
+#'
 #' **Strategies.** `strategy = "exhaustive"` fits every candidate on every
 #' fold. `strategy = "fast"` (the default) first *screens* the base kernels
 #' with a cheap learner: on each fold, the kernel PCA of the fold's training
@@ -183,13 +191,13 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   if (!is.null(large)) {
     # Large n (see kmaha()): score on a stratified subsample (the full
     # eigensolver: at this size it is as fast, and never fails to converge).
-    rows <- stratified_rows(y, large$n_choose)
+    rows <- stratified_rows(strata_of(y), large$n_choose)
     xs <- xs[rows, , drop = FALSE]
-    y <- droplevels(y[rows])
+    y <- if (is.numeric(y)) y[rows] else droplevels(y[rows])
     base <- utils::modifyList(base, list(rank = large$rank, large = NULL,
                                          kpca_method = "full"))
   }
-  fold_id <- make_folds(y, folds, arg_folds)
+  fold_id <- make_folds(strata_of(y), folds, arg_folds)
   ks <- score_ks(k, y, fold_id)
   run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
@@ -240,11 +248,13 @@ score_run <- function(xs, y, specs, cands, fold_id, ks, strategy, shortlist, bas
   # The rows the screen reads: at most screen_max_rows, drawn within each
   # fold and class after the tasks' streams (which the exhaustive strategy
   # shares).
-  srows <- if (fast) screen_rows(y, fold_id, screen_max_rows)
+  srows <- if (fast) screen_rows(strata_of(y), fold_id, screen_max_rows)
   learn <- rep(TRUE, nc)
   screen <- NULL
   if (fast) {
-    screen <- screen_candidates(xs[srows, , drop = FALSE], droplevels(y[srows]),
+    screen <- if (is.numeric(y)) {
+      regression_screen(xs[srows, , drop = FALSE], y[srows], cands[is_kernel], fold_id[srows], ctx)
+    } else screen_candidates(xs[srows, , drop = FALSE], droplevels(y[srows]),
                                 cands[is_kernel], as.integer(factor(fold_id[srows])),
                                 ks[1], base$tol, ctx)
     keep <- which(is_kernel)[screen_order(screen)[seq_len(shortlist)]]
@@ -439,12 +449,14 @@ gram_share_max_rows <- 4000L
 score_pack <- function(res) {
   slots <- unlist(lapply(res, `[[`, "slots"), recursive = FALSE)
   correct <- lapply(slots, `[[`, "correct")
+  # (a regression's squared errors as doubles, class correctness as bytes)
+  values <- unlist(correct, use.names = FALSE) %||% logical()
   list(n_slots = lengths(lapply(res, `[[`, "slots")),
        seconds = vapply(res, `[[`, 0, "seconds"),
        degenerate = vapply(res, `[[`, NA, "degenerate"),
        error = vapply(slots, `[[`, "", "error"), warnings = lapply(slots, `[[`, "warnings"),
        dim_correct = lapply(correct, dim),
-       correct = as.raw(unlist(correct, use.names = FALSE) %||% logical()))
+       correct = if (is.double(values)) values else as.raw(values))
 }
 
 # score_pack() undone: one list per task, as score_task() returned them.
@@ -453,8 +465,8 @@ score_unpack <- function(p) {
   ends <- cumsum(n)
   slot <- lapply(seq_along(p$error), function(j) {
     d <- p$dim_correct[[j]]
-    list(correct = if (!is.null(d)) matrix(as.logical(p$correct[seq_len(n[j]) + ends[j] - n[j]]),
-                                           d[1], d[2]),
+    v <- if (!is.null(d)) p$correct[seq_len(n[j]) + ends[j] - n[j]]
+    list(correct = if (!is.null(d)) matrix(if (is.raw(v)) as.logical(v) else v, d[1], d[2]),
          error = p$error[j], warnings = p$warnings[[j]])
   })
   first <- cumsum(p$n_slots) - p$n_slots
@@ -491,8 +503,9 @@ score_task <- function(t, job, progress) {
     invokeRestart("muffleWarning")
   }
   degenerate <- FALSE
-  ytr <- droplevels(job$y[tr])
-  truth <- as.character(job$y[!tr])
+  regression <- is.numeric(job$y)
+  ytr <- if (regression) job$y[tr] else droplevels(job$y[tr])
+  truth <- if (regression) job$y[!tr] else as.character(job$y[!tr])
   fm <- tryCatch(withCallingHandlers({
     pre <- isTRUE(job$base$precomputed)
     # a precomputed Gram matrix: the fold's block, and the held-out rows'
@@ -523,6 +536,11 @@ score_task <- function(t, job, progress) {
         warning = collect), error = fail)
       if (is.character(p)) {
         slots[[i]]$error <- p
+        next
+      }
+      if (regression) {
+        # a regression: the held-out squared errors (rows x k)
+        slots[[i]]$correct <- (p$heldout - truth)^2
         next
       }
       # As labels: a class missing from the fold's training part (a class of
@@ -563,6 +581,8 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
   nk <- length(ks)
   n <- length(fold_id)
   multi <- length(specs) > 1L
+  regression <- any(vapply(specs, function(sp)
+    identical(learner_record(sp$name)$task, "regression"), NA))
   kinds <- vapply(cands, `[[`, "", "kind")
   # the rows: candidate and learner slot
   per <- ifelse(kinds == "euclidean", 1L, length(specs))
@@ -575,7 +595,7 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
   ran <- !vapply(res, is.null, NA)
   acc_k <- array(NA_real_, c(nr, v, nk),
                  dimnames = list(NULL, paste0("fold", seq_len(v)), paste0("k", ks)))
-  correct_k <- array(NA, c(n, nr, nk))
+  correct_k <- array(if (regression) NA_real_ else NA, c(n, nr, nk))
   secs <- matrix(NA_real_, nc, v, dimnames = list(NULL, paste0("fold", seq_len(v))))
   err_rows <- list()
   warn_rows <- list()
@@ -589,7 +609,8 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
       o <- res[[t]]$slots[[sl]]
       if (!is.null(o$correct)) {
         correct_k[te, r, ] <- o$correct
-        acc_k[r, f, ] <- colMeans(o$correct)
+        # (a regression: the fold's RMSE)
+        acc_k[r, f, ] <- if (regression) sqrt(colMeans(o$correct)) else colMeans(o$correct)
       }
       if (!is.na(o$error)) err_rows[[length(err_rows) + 1L]] <- data.frame(
         candidate = r, fold = f, message = o$error, stringsAsFactors = FALSE)
@@ -601,7 +622,7 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
                       stringsAsFactors = FALSE)
   err_tab <- if (length(err_rows)) do.call(rbind, err_rows) else empty
   warn_tab <- if (length(warn_rows)) do.call(rbind, warn_rows) else empty
-  at <- scores_at_best_k(acc_k, correct_k)
+  at <- scores_at_best_k(acc_k, correct_k, lower = regression)
   acc <- at$accuracy
   correct <- at$correct
   kbest <- at$k_index
@@ -656,7 +677,8 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
     folds = fold_id, strategy = strategy, n_fits = n_fits, seconds = secs,
     errors = err_tab, warnings = warn_tab, k = ks,
     learner = if (multi) sprintf("the learners %s", paste(lab_of, collapse = ", ")) else lab_of,
-    learners = vapply(specs, `[[`, "", "name")), class = "kmaha_scores")
+    learners = vapply(specs, `[[`, "", "name"),
+    metric = if (regression) "rmse"), class = "kmaha_scores")
 }
 
 # Each row's k and its scores there, from the fold accuracies at every k
@@ -664,15 +686,18 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
 # x rows x k): the k with the highest mean fold accuracy (the smallest on
 # ties), and at that k the fold accuracies (rows x folds), the correctness
 # (points x rows), the folds scored, the mean and sd.
-scores_at_best_k <- function(acc_k, correct_k) {
+scores_at_best_k <- function(acc_k, correct_k, lower = FALSE) {
   nr <- dim(acc_k)[1]
   v <- dim(acc_k)[2]
   mean_k <- apply(acc_k, c(1L, 3L), function(a) if (all(is.na(a))) NA_real_ else mean(a, na.rm = TRUE))
   dim(mean_k) <- dim(acc_k)[c(1L, 3L)]
-  kbest <- apply(mean_k, 1L, function(m) if (all(is.na(m))) 1L else which.max(m))
+  # (lower = TRUE: a regression's RMSE, the lowest is best)
+  kbest <- apply(mean_k, 1L, function(m) if (all(is.na(m))) 1L else
+    if (lower) which.min(m) else which.max(m))
   acc <- vapply(seq_len(nr), function(r) acc_k[r, , kbest[r]], numeric(v))
   acc <- matrix(acc, nr, v, byrow = TRUE, dimnames = list(NULL, dimnames(acc_k)[[2]]))
-  correct <- vapply(seq_len(nr), function(r) correct_k[, r, kbest[r]], logical(dim(correct_k)[1]))
+  correct <- vapply(seq_len(nr), function(r) correct_k[, r, kbest[r]],
+                    vector(typeof(correct_k), dim(correct_k)[1]))
   dim(correct) <- c(dim(correct_k)[1], nr)
   n_ok <- rowSums(!is.na(acc))
   mu <- rowMeans(acc, na.rm = TRUE)

@@ -145,10 +145,13 @@ data_fingerprint <- function(x, y) {
   tryCatch({
     writeBin(as.integer(dim(x)), con, endian = "little")
     writeBin(as.double(x), con, endian = "little")
-    writeBin(as.integer(y), con, endian = "little")
-    writeBin(enc2utf8(levels(y)), con)
+    # (a numeric response: its values)
+    if (is.numeric(y)) writeBin(as.double(y), con, endian = "little") else
+      writeBin(as.integer(y), con, endian = "little")
+    if (!is.numeric(y)) writeBin(enc2utf8(levels(y)), con)
   }, finally = close(con))
-  list(dim = dim(x), y = tabulate(as.integer(y), nlevels(y)), levels = levels(y),
+  list(dim = dim(x), y = if (is.numeric(y)) length(y) else tabulate(as.integer(y), nlevels(y)),
+       levels = levels(y),
        hash = unname(tools::md5sum(f)))
 }
 
@@ -165,4 +168,16 @@ scores_taken_note <- function(taken, a, cv_folds, cv_strategy) {
   sprintf("Selected from the scores given as `kernel`, without scoring again; the settings the call left out are taken from them (%s%s).",
           paste(words, collapse = ", "),
           if (length(taken) > length(shown)) ", and the others they record" else "")
+}
+
+# Scores of a regression given for class labels, or the reverse (checked
+# before the scores' settings are taken, since they name the learner).
+check_scores_mode <- function(scores, y) {
+  numeric_y <- is.numeric(y) && !is.factor(y)
+  if (is_regression_scores(scores) != numeric_y) {
+    stopf("`kernel` holds scores of a %s, but `y` is %s; score these data with score_candidates(), or fit with kernel = \"auto\".",
+          if (is_regression_scores(scores)) "regression (a numeric response)" else "classification",
+          if (numeric_y) "a numeric response" else "class labels")
+  }
+  invisible(NULL)
 }

@@ -16,7 +16,8 @@ selection_rules <- c("auto", "cv")
 select_candidate <- function(scores, rule) {
   curve <- rule_view(scores$curve, default_shortlist(if (rule == "auto") "auto" else "kernels"))
   v <- ncol(scores$accuracy)
-  sel <- switch(rule,
+  # a regression's scores: RMSE, lower is better (R/regression.R)
+  sel <- if (is_regression_scores(scores)) regression_select(curve, scores$correct, v, rule) else switch(rule,
     cv = {
       ker <- which(curve$kind == "kernel")
       if (!length(ker)) {

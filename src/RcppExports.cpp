@@ -398,6 +398,42 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_mlkr_objective
+Rcpp::List cpp_mlkr_objective(const arma::mat& x, const arma::vec& y, const arma::mat& A, double lambda, int block, double min_parallel_flops, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mlkr_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A(ASEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    Rcpp::traits::input_parameter< double >::type min_parallel_flops(min_parallel_flopsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mlkr_objective(x, y, A, lambda, block, min_parallel_flops, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mlkr_fit
+Rcpp::List cpp_mlkr_fit(const arma::mat& x, const arma::vec& y, const arma::mat& A0, double lambda, int max_iter, double tol, bool verbose, bool scale_start, bool span, SEXP score, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_mlkr_fit(SEXP xSEXP, SEXP ySEXP, SEXP A0SEXP, SEXP lambdaSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP scale_startSEXP, SEXP spanSEXP, SEXP scoreSEXP, SEXP ctxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const arma::vec& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const arma::mat& >::type A0(A0SEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< bool >::type scale_start(scale_startSEXP);
+    Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type score(scoreSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mlkr_fit(x, y, A0, lambda, max_iter, tol, verbose, scale_start, span, score, ctx));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nca_objective
 Rcpp::List cpp_nca_objective(const arma::mat& x, const arma::ivec& y, const arma::mat& A, double lambda, Rcpp::Nullable<Rcpp::NumericMatrix> reg, int block, double min_parallel_flops, SEXP ctx);
 RcppExport SEXP _kmaha_cpp_nca_objective(SEXP xSEXP, SEXP ySEXP, SEXP ASEXP, SEXP lambdaSEXP, SEXP regSEXP, SEXP blockSEXP, SEXP min_parallel_flopsSEXP, SEXP ctxSEXP) {
@@ -534,6 +570,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_itml_project", (DL_FUNC) &_kmaha_cpp_itml_project, 7},
     {"_kmaha_cpp_lmnn_fit", (DL_FUNC) &_kmaha_cpp_lmnn_fit, 20},
     {"_kmaha_cpp_lmnn_objective", (DL_FUNC) &_kmaha_cpp_lmnn_objective, 10},
+    {"_kmaha_cpp_mlkr_objective", (DL_FUNC) &_kmaha_cpp_mlkr_objective, 7},
+    {"_kmaha_cpp_mlkr_fit", (DL_FUNC) &_kmaha_cpp_mlkr_fit, 11},
     {"_kmaha_cpp_nca_objective", (DL_FUNC) &_kmaha_cpp_nca_objective, 8},
     {"_kmaha_cpp_nca_fit", (DL_FUNC) &_kmaha_cpp_nca_fit, 14},
     {"_kmaha_cpp_nca_minibatch", (DL_FUNC) &_kmaha_cpp_nca_minibatch, 10},

@@ -53,6 +53,44 @@ inline SEXP score_heldout(SEXP score, const arma::mat& x, const arma::uvec& y,
   return out;
 }
 
+// The same for a regression learner (MLKR): `score` is NULL or list(x, k
+// (one or several numbers of neighbours), weights ("distance", "uniform" or
+// "kernel"), and optionally dim); with the training responses `response`,
+// the k-NN regression predictions of the held-out rows in the learned
+// metric, an m x length(k) numeric matrix, one column per k, from one
+// neighbour search (R_NilValue without `score`).
+inline SEXP score_heldout_regress(SEXP score, const arma::mat& x,
+                                  const arma::vec& response, const arma::mat& L0,
+                                  const kmaha::context& c) {
+  if (Rf_isNull(score)) return R_NilValue;
+  const Rcpp::List s(score);
+  const arma::mat xte = Rcpp::as<arma::mat>(s["x"]);
+  const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
+  if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
+  arma::uvec ks(kr.size());
+  for (R_xlen_t j = 0; j < kr.size(); ++j) {
+    if (kr[j] == NA_INTEGER || kr[j] < 1)
+      throw kmaha::error("score: k must be positive whole numbers");
+    ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), x.n_rows);
+  }
+  arma::uword d = L0.n_rows;
+  if (s.containsElementNamed("dim")) {
+    const int dim = Rcpp::as<int>(s["dim"]);
+    if (dim < 1) throw kmaha::error("score: dim must be a positive whole number");
+    d = std::min(d, static_cast<arma::uword>(dim));
+  }
+  const kmaha::knn_weights w = s.containsElementNamed("weights")
+                                   ? kmaha::knn_weights_from(Rcpp::as<std::string>(s["weights"]))
+                                   : kmaha::knn_weights::distance;
+  const arma::mat L = d == L0.n_rows ? L0 : arma::mat(L0.rows(0, d - 1));
+  const arma::mat emb = kmaha::apply_map(x, L, c.kernels);
+  kmaha::pipeline_model m;
+  m.L = &L;
+  m.embedding = &emb;
+  m.response = response;
+  return Rcpp::wrap(kmaha::pipeline_regress_ks(m, xte, nullptr, ks, w, c));
+}
+
 }  // namespace kmaha_glue
 
 #endif  // KMAHA_HELDOUT_H

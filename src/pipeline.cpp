@@ -50,7 +50,12 @@ std::unique_ptr<const arma::vec> r_vector(SEXP s, const char* what) {
 //   "class", "prob": list(class = 1-based codes, prob = n_new x p vote
 //     fractions) of the k nearest reference points;
 //   "loo": the same for the reference points themselves, each left out of
-//     its own neighbours (x and Kx NULL).
+//     its own neighbours (x and Kx NULL);
+//   "value", "loo_value": regression (a model with a numeric `response`
+//     instead of `y`, and `vote`: "uniform", "distance" or "kernel"): the
+//     weighted mean of the responses of the k nearest reference points, as
+//     a numeric vector, of the new points or (leave-one-out) of the
+//     reference points.
 // x: n_new x D raw inputs (complete rows), or NULL with Kx; Kx: NULL, or
 // kernel rows (n_new x points of the feature map) used instead of evaluating
 // the kernel (kernels evaluated in R, precomputed Gram matrices).
@@ -63,8 +68,17 @@ std::unique_ptr<const arma::vec> r_vector(SEXP s, const char* what) {
 SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
                         std::string type, int k, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) -> SEXP {
-    if (type != "transform" && type != "class" && type != "prob" && type != "loo")
-      throw kmaha::error("pipeline: type must be \"transform\", \"class\", \"prob\" or \"loo\"");
+    if (type != "transform" && type != "class" && type != "prob" && type != "loo" &&
+        type != "value" && type != "loo_value")
+      throw kmaha::error("pipeline: type must be \"transform\", \"class\", \"prob\", \"loo\", \"value\" or \"loo_value\"");
+    const bool regression = type == "value" || type == "loo_value";
+    kmaha::knn_weights vote = kmaha::knn_weights::distance;
+    if (regression) {
+      const SEXP r = element(model, "response"), v = element(model, "vote");
+      if (TYPEOF(r) != REALSXP && TYPEOF(r) != INTSXP)
+        throw kmaha::error("pipeline: a regression needs a numeric `response`");
+      if (!Rf_isNull(v)) vote = kmaha::knn_weights_from(Rcpp::as<std::string>(v));
+    }
     kmaha::pipeline_model m;
     const SEXP center_s = element(model, "center"), scale_s = element(model, "scale");
     std::unique_ptr<const arma::vec> center, scale;
@@ -80,6 +94,13 @@ SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
           Rcpp::Named("prob") = r.prob);
     };
     if (k < 1 && type != "transform") throw kmaha::error("pipeline: k must be a positive whole number");
+    if (type == "loo_value") {
+      const std::unique_ptr<const arma::mat> emb = r_matrix(element(model, "embedding"), "embedding");
+      m.embedding = emb.get();
+      m.response = Rcpp::as<arma::vec>(element(model, "response"));
+      const arma::vec v = kmaha::pipeline_loo_regress(m, static_cast<arma::uword>(k), vote, c);
+      return Rcpp::NumericVector(v.begin(), v.end());
+    }
     if (type == "loo") {
       // the reference points among themselves: no feature map to evaluate
       const std::unique_ptr<const arma::mat> emb = r_matrix(element(model, "embedding"), "embedding");
@@ -143,7 +164,9 @@ SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
       mapped = m.L ? kmaha::apply_map(*coords, *m.L, c.kernels) : *coords;
       m.embedding = &mapped;
     }
-    if (!Rf_isNull(element(model, "y"))) {
+    if (regression) {
+      m.response = Rcpp::as<arma::vec>(element(model, "response"));
+    } else if (!Rf_isNull(element(model, "y"))) {
       m.y = kmaha_glue::labels_from_r(Rcpp::as<arma::ivec>(element(model, "y")));
       m.classes = static_cast<arma::uword>(Rcpp::as<int>(element(model, "nlevels")));
     }
@@ -157,6 +180,10 @@ SEXP cpp_pipeline_apply(const Rcpp::List& model, SEXP x, SEXP Kx,
       throw kmaha::error("pipeline: the new points or their kernel rows are needed");
     }
     if (type == "transform") return Rcpp::wrap(kmaha::pipeline_transform(m, *X, K.get(), c));
+    if (regression) {
+      const arma::vec v = kmaha::pipeline_regress(m, *X, K.get(), static_cast<arma::uword>(k), vote, c);
+      return Rcpp::NumericVector(v.begin(), v.end());
+    }
     return votes(kmaha::pipeline_classify(m, *X, K.get(), static_cast<arma::uword>(k), c));
   });
 }

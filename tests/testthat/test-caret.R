@@ -52,7 +52,7 @@ test_that("default grids have the model's parameters", {
     expect_setequal(names(gr), m$parameters$parameter)
   }
   expect_error(kmaha_caret("svm"),
-               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"auto\".",
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"mlkr\", \"kmlkr\", \"auto\".",
                fixed = TRUE)
 })
 

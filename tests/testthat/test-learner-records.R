@@ -70,7 +70,7 @@ test_that("the lists of learners and the adapters' lists are the registry's", {
   expect_identical(kmaha:::builtin_learners(), c("nca", "lmnn", "dne", "lfda", "rca",
                                                  "mmc", "itml"))
   expect_identical(kmaha:::auto_learners(), c("nca", "lmnn", "dne"))
-  expect_identical(kmaha:::builtin_learners("regression"), character())
+  expect_identical(kmaha:::builtin_learners("regression"), "mlkr")
   # caret: the documented methods (kmaha_caret()'s default) and parameters
   expect_identical(eval(formals(kmaha_caret)$method), c(kmaha:::caret_methods(), "auto"))
   params <- list(nca = c("dim", "k"), lmnn = c("targets", "k"), dne = c("targets", "k"),

@@ -75,10 +75,11 @@ test_that("bad outcomes and arguments give clear errors", {
   expect_error(recipes::prep(step_kmaha(rec2, recipes::all_numeric())),
                "the recipe has 0 outcome columns")
   d <- iris
-  d$y <- d$Petal.Width * 2
+  d$y <- as.Date("2020-01-01") + seq_len(nrow(d))
   rec3 <- recipes::recipe(y ~ Sepal.Length + Sepal.Width, data = d)
   expect_error(recipes::prep(step_kmaha(rec3, recipes::all_predictors())),
-               "the outcome `y` must be a factor")
+               "step_kmaha(): the outcome `y` must be a factor (class labels) or numeric (a regression), not Date.",
+               fixed = TRUE)
   expect_error(step_kmaha(rec, recipes::all_predictors(), options = list(seed = 3)),
                "`options` must not set `seed`")
   expect_error(step_kmaha(rec, recipes::all_predictors(), options = list(3)),

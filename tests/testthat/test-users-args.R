@@ -107,7 +107,7 @@ test_that("kmaha(), score_candidates(), plot() and kmaha_caret() take exact choi
   expect_error(score_candidates(x, y, strategy = "greedy"),
                "`strategy` must be one of \"fast\", \"exhaustive\".", fixed = TRUE)
   expect_error(kmaha_caret("nc"),
-               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"auto\".",
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"mlkr\", \"kmlkr\", \"auto\".",
                fixed = TRUE)
   fit <- nca(x, y)
   grDevices::pdf(NULL)

@@ -24,7 +24,9 @@
 //    kernels (gemm.hpp); without L, the feature map's coordinates
 //    themselves (a kpca() fit's projection);
 //  * kNN vote (knn.hpp) of z against the reference embedding (n_ref x d)
-//    with labels y, with knn.hpp's tie rule.
+//    with labels y, with knn.hpp's tie rule; for a regression model
+//    (MLKR), the weighted mean of the numeric responses of the k nearest
+//    reference points (pipeline_regress(), pipeline_loo_regress()).
 // This is the one path from inputs to learned coordinates and votes:
 // predict(), fitted() (leave-one-out votes of the embedding, see
 // pipeline_loo()), the held-out scoring of cross-validation folds and the
@@ -67,6 +69,7 @@ struct pipeline_model {
   const arma::mat* embedding = nullptr;   // n_ref x d
   arma::uvec y;                           // n_ref labels in 0..classes-1
   arma::uword classes = 0;
+  arma::vec response;                     // regression: n_ref responses
 };
 
 namespace detail {
@@ -275,6 +278,60 @@ inline knn_result pipeline_loo(const pipeline_model& m, arma::uword k,
   if (k < 1 || k + 1 > m.embedding->n_rows)
     throw error("pipeline: leave-one-out needs k below the number of reference points");
   return knn_classify(*m.embedding, m.y, m.classes, *m.embedding, k, true, ctx);
+}
+
+// Regression: the weighted mean of the responses of the k nearest reference
+// points of each new point in the learned space (knn_regress() of knn.hpp).
+inline arma::vec pipeline_regress(const pipeline_model& m, const arma::mat& x,
+                                  const arma::mat* Kx, arma::uword k, knn_weights w,
+                                  const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  if (m.embedding == nullptr)
+    throw error("pipeline: the model needs a reference embedding to predict");
+  if (m.embedding->n_cols != z.n_cols)
+    throw error("pipeline: the reference embedding must have one column per learned coordinate");
+  if (m.response.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one response per reference point is needed");
+  if (k < 1 || k > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  return knn_regress(*m.embedding, m.response, z, k, false, w, ctx);
+}
+
+// The same for several k at once (n_new x ks.n_elem): one transform and one
+// neighbour search, column j the mean over the ks[j] nearest (a
+// cross-validation fold scores several k, as pipeline_classify_ks()).
+inline arma::mat pipeline_regress_ks(const pipeline_model& m, const arma::mat& x,
+                                     const arma::mat* Kx, const arma::uvec& ks,
+                                     knn_weights w, const context& ctx) {
+  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
+  if (m.embedding == nullptr)
+    throw error("pipeline: the model needs a reference embedding to predict");
+  if (m.embedding->n_cols != z.n_cols)
+    throw error("pipeline: the reference embedding must have one column per learned coordinate");
+  if (m.response.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one response per reference point is needed");
+  if (ks.is_empty()) throw error("pipeline: no k to predict with");
+  const arma::uword kmax = ks.max();
+  if (ks.min() < 1 || kmax > m.embedding->n_rows)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
+  arma::mat out(z.n_rows, ks.n_elem);
+  for (arma::uword j = 0; j < ks.n_elem; ++j)
+    out.col(j) = knn_weighted_mean(*m.embedding, m.response, z,
+                                   arma::umat(idx.cols(0, ks[j] - 1)), w, ctx);
+  return out;
+}
+
+// Leave-one-out regression of the reference points themselves: the fitted
+// values of the training points.
+inline arma::vec pipeline_loo_regress(const pipeline_model& m, arma::uword k,
+                                      knn_weights w, const context& ctx) {
+  if (m.embedding == nullptr) throw error("pipeline: the model has no reference embedding");
+  if (m.response.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one response per reference point is needed");
+  if (k < 1 || k + 1 > m.embedding->n_rows)
+    throw error("pipeline: leave-one-out needs k below the number of reference points");
+  return knn_regress(*m.embedding, m.response, *m.embedding, k, true, w, ctx);
 }
 
 }  // namespace kmaha
