@@ -139,10 +139,8 @@ mlkr.default <- function(x, y, dim = NULL, init = "auto", lambda = 0,
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, k = k, weights = weights,
                    class = "kmaha_mlkr", call = model_call(match.call(), "mlkr"))
-  o <- spec$opts
-  fit$settings <- list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda,
-                       max_iter = o$max_iter, tol = o$tol, scale = scale, k = k,
-                       weights = weights, num_threads = ctx$threads)
+  fit$settings <- c(learner_settings(spec, fit, ctx, scale),
+                    list(k = k, weights = weights, num_threads = ctx$threads))
   fit
 }
 
@@ -170,6 +168,12 @@ learner_mlkr <- function() list(
   },
   choice_dim = function(p) max(mlkr_choice_dim, p),
   fold_tol = TRUE,
+  # (mlkr() adds its model's k, weights and threads)
+  settings = function(fit, spec, ctx, scale) {
+    o <- spec$opts
+    list(dim = nrow(fit$L), init = fit$init, lambda = o$lambda, max_iter = o$max_iter,
+         tol = o$tol, scale = scale)
+  },
   convergence = list(unit = "objective evaluations"),
   objective = c(
     short = "leave-one-out squared error of the kernel regression, standardized response",

@@ -10,15 +10,22 @@ test_that("every learner's record is complete and its defaults pass its own chec
   tab <- records()
   expect_identical(names(tab), vapply(kmaha:::learner_records(), `[[`, "", "name"))
   expect_identical(names(tab), c("nca", "lmnn", "dne", "knca", "klmnn", "kdne",
-                                 "lfda", "rca", "mmc", "itml"))
+                                 "lfda", "rca", "mmc", "itml", "mlkr"))
   fields <- c("name", "label", "fun", "task", "options", "fit", "kernel_trick", "linear",
               "auto", "start", "targets", "kpca", "choice_dim", "fold_tol", "settings",
-              "convergence", "objective", "caret", "pairs", "row_options")
+              "convergence", "objective", "caret", "pairs", "row_options",
+              "model_options", "description")
   for (nm in names(tab)) {
     r <- tab[[nm]]
     expect_identical(names(r), fields, info = nm)
     expect_identical(r$name, nm)
-    expect_identical(r$task, "classification", info = nm)
+    expect_true(r$task %in% c("classification", "regression"), info = nm)
+    if (!r$kernel_trick) {
+      expect_true(nm %in% kmaha:::builtin_learners(r$task), info = nm)
+    }
+    # a model option is an argument of the public function, not a learner option
+    expect_true(all(r$model_options %in% names(formals(kmaha:::learner_fun(nm)))), info = nm)
+    expect_false(any(r$model_options %in% kmaha:::learner_option_names(nm)), info = nm)
     # the public function exists, and its arguments are the options
     f <- kmaha:::learner_fun(nm)
     expect_true(is.function(f), info = nm)
@@ -79,17 +86,20 @@ test_that("the lists of learners and the adapters' lists are the registry's", {
   for (m in names(params)) {
     expect_identical(kmaha_caret(m)$parameters$parameter, params[[m]], info = m)
   }
+  expect_identical(kmaha_caret("mlkr")$parameters$parameter, "k")
+  expect_identical(kmaha_caret("kmlkr")$parameters$parameter, c("sigma", "k"))
+  expect_identical(kmaha_caret("kmlkr")$type, "Regression")
   expect_error(kmaha_caret("lfda"),
-               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"auto\".",
+               "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"mlkr\", \"kmlkr\", \"auto\".",
                fixed = TRUE)
   # parsnip/recipes: metric_learner()'s default is the learners of "auto";
   # mlr3: the learner parameter takes "auto" and the built-in names
   expect_identical(eval(formals(metric_learner)$values), kmaha:::auto_learners())
-  for (nm in c("auto", kmaha:::builtin_learners())) {
+  for (nm in c("auto", kmaha:::builtin_learners(), kmaha:::builtin_learners("regression"))) {
     expect_true(kmaha:::mlr3_check_learner(nm), info = nm)
   }
   expect_identical(kmaha:::mlr3_check_learner("knca"),
-                   "must be \"auto\", \"nca\", \"lmnn\", \"dne\", \"lfda\", \"rca\", \"mmc\", \"itml\" or a learner function")
+                   "must be \"auto\", \"nca\", \"lmnn\", \"dne\", \"lfda\", \"rca\", \"mmc\", \"itml\", \"mlkr\" or a learner function")
   # the paper's learners are among the registry's
   expect_true(all(kmaha:::repro_learners %in% kmaha:::auto_learners()))
   expect_error(kmaha(iris[, 1:4], iris$Species, learner = "knca"),
