@@ -98,6 +98,8 @@ test_that("rows in no pair do not change the fit (without scaling by them)", {
     # without labels the model only transforms, every row embedded
     expect_null(ref$y)
     expect_identical(nrow(fits[[3]]$embedding), nrow(x3))
+    expect_identical(nobs(fits[[3]]), nrow(x3))
+    expect_identical(summary(ref)$n, nrow(d$x))
     expect_error(predict(ref, new),
                  "This model was fitted without class labels (from pairs or chunklets only), so it cannot classify: use type = \"transform\", or refit with `y`.",
                  fixed = TRUE)
