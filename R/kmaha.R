@@ -45,8 +45,9 @@
 #' projected by that KPCA, and the learner is fitted on the paired rows'
 #' coordinates (the model's `paired_rows`; `pairs` are reported numbered as
 #' the rows of `x`). The rows in no pair do not change the learned metric,
-#' except through the standardization of the inputs, which uses every row
-#' (`scale`). `y` may then be left out: the model only transforms
+#' except through the input scaling, which uses every row (standardizing;
+#' with `scale = FALSE` centring, which matters only to kernels that are not
+#' translation-invariant). `y` may then be left out: the model only transforms
 #' (`predict(type = "transform")`); with `y`, every row is a labelled
 #' reference point of the k-NN classifier. Pairs name rows of `x`, so they
 #' cannot be given with kernel choice (`"auto"`, `"cv"`), which refits on
