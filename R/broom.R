@@ -146,7 +146,7 @@ glance.kmaha_model <- function(x, ...) as_tidy_tibble({
   cv <- ch$cv
   conv <- x$convergence
   data.frame(
-    n = length(x$y), classes = nlevels(x$y), inputs = x$n_features %||% NA_integer_,
+    n = stats::nobs(x), classes = nlevels(x$y), inputs = x$n_features %||% NA_integer_,
     learner = model_label(x), feature_map = fm$type,
     kernel = if (fm$type == "identity") NA_character_ else short_kernel_label(fm$kernel),
     kernel_choice = ch$type %||% NA_character_,

@@ -63,6 +63,26 @@
 #' was above Euclidean k-NN's on 5 sets (by at most 1.9%) and above kknn's
 #' on 4 (by at most 7.8%).
 #'
+#' **Pairs** (`"mmc"`, `"itml"`). Without pairs these learners draw them
+#' from the labels, on the KPCA of all training rows. Give your own as
+#' `learner_args = list(pairs = , similar = )`: a two-column matrix of row
+#' indices of `x` and 1 (similar) or -1 (dissimilar) per pair, as for
+#' [mmc()]. With a kernel (a kernel object, `"unweighted"` or `"align"`) the
+#' KPCA is then fitted on the rows that appear in a pair: the learner's
+#' objective sees the data only through the pairs, so its optimum lies in
+#' the span of those rows' features and nothing is lost; every row of `x` is
+#' projected by that KPCA, and the learner is fitted on the paired rows'
+#' coordinates (the model's `paired_rows`; `pairs` are reported numbered as
+#' the rows of `x`). The rows in no pair do not change the learned metric,
+#' except through the input scaling, which uses every row (standardizing;
+#' with `scale = FALSE` centring, which matters only to kernels that are not
+#' translation-invariant). `y` may then be left out: the model only transforms
+#' (`predict(type = "transform")`); with `y`, every row is a labelled
+#' reference point of the k-NN classifier. Pairs name rows of `x`, so they
+#' cannot be given with kernel choice (`"auto"`, `"cv"`), which refits on
+#' subsets of the rows and, without `y`, has no labels to score with; nor
+#' with `"precomputed"` (pass the Gram matrix of the paired rows).
+#'
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
 #' each fold votes its held-out rows with k = 1, 3, 5, 7 and 9 neighbours
@@ -201,11 +221,13 @@
 #' @param formula For the formula method, a formula such as `Species ~ .`
 #'   (first, or named `formula =` as for the other learners).
 #' @param y Class labels, one per row of `x`; or a numeric response, for a
-#'   regression (see Regression).
+#'   regression (see Regression); may be left out for a pair learner given
+#'   its pairs (see Pairs).
 #' @param learner `"auto"` (NCA, LMNN and DNE scored, the best kept),
 #'   `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`, `"rca"`, `"mmc"`, `"itml"`
 #'   (the fitters of [lfda()], [rca()], [mmc()], [itml()], the pair learners
-#'   with pairs drawn from the labels) or a learner function (see Details).
+#'   with pairs drawn from the labels or given, see Pairs) or a learner
+#'   function (see Details).
 #' @param kernel A kernel object (a kernlab kernel or an R function too,
 #'   see [kernel-sources]), one of `"auto"`, `"align"`, `"aligned"`,
 #'   `"cv"`, `"unweighted"`, `"linear"`, `"precomputed"`, or a
@@ -307,7 +329,7 @@ kmaha.formula <- function(formula, data = NULL, subset, na.action, ...) {
 
 #' @rdname kmaha
 #' @export
-kmaha.default <- function(x, y, learner = "auto", kernel = "auto", k = NULL,
+kmaha.default <- function(x, y = NULL, learner = "auto", kernel = "auto", k = NULL,
                           learner_args = list(),
                           neighbors = c("feature", "input"),
                           kernels = paper_kernels(), cv_folds = 5,
@@ -374,7 +396,8 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
     }
   } else {
     if (!is.null(y)) check_mlkr_classes(learner)
-    y <- check_y(y, nrow(x), "y")
+    # (y may be absent when a pair learner is given its pairs: R/pairs.R)
+    if (!is.null(y) || !pairs_given(learner, learner_args)) y <- check_y(y, nrow(x), "y")
   }
   # NULL: chosen by cross-validation (see kmaha())
   if (!is.null(k)) {
@@ -389,6 +412,10 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   learner_args <- check_learner_args(learner_args)
   specs <- if (regression) regression_specs(learner, learner_args) else
     learner_specs(learner, learner_args)
+  # pairs given to a pair learner: checked against the rows of x
+  if (!regression && length(specs) == 1L) {
+    specs[[1]] <- check_given_pairs(specs[[1]], nrow(x), y, type, precomputed)
+  }
   # learner = "auto" leaves out the learners whose target neighbours no
   # class can give (LMNN and DNE want k + 1 members); a named learner, or
   # the last one left, says what to change
@@ -535,8 +562,15 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
   f <- candidate_feature(cand, xs, a$y, base, ctx)
   if (!is.null(f$alignment)) info$alignment <- f$alignment
   spec <- candidate_spec(spec, cand, chosen = !is.null(info$cv) && !fixed, p = ncol(xs))
-  p <- fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
-                    warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
+  # (given pairs: the KPCA on the rows in a pair, R/pairs.R)
+  rows <- paired_rows(spec, f$fspec, nrow(xs))
+  p <- if (is.null(rows)) {
+    fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
+                 warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
+  } else {
+    fit_paired_rows(rows, xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
+                    label_errors = TRUE, standardized = isTRUE(a$scale))
+  }
   new_model(p, a$y, k, prep, spec, ctx, class = "kmaha_fit",
             settings = list(learner_args = a$learner_args, neighbors = a$neighbors,
                             cv_folds = cv_folds, cv_strategy = cv_strategy,

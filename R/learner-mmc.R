@@ -48,7 +48,10 @@
 #' \eqn{c} classes, is metric-learn's \eqn{20 c^2} pairs of each kind. The
 #' pairs used are returned as `pairs`. With both `pairs` and `y`, the pairs
 #' are learned from and `y` labels the training points for classification;
-#' without `y` the model only transforms.
+#' without `y` the model only transforms. [kmaha()] kernelizes MMC and ITML
+#' with given pairs (`learner_args = list(pairs = , similar = )` and a
+#' kernel), fitting the KPCA on the rows that appear in a pair (see its
+#' Pairs section).
 #'
 #' **p >> n** (full matrix): every pair difference lies in the span of the
 #' centred training rows, and so does every update; when

@@ -204,7 +204,10 @@ fitted.kmaha_model <- function(object, type = c("class", "prob", "transform"),
 
 #' @rdname kmaha-model
 #' @export
-nobs.kmaha_model <- function(object, ...) length(object$y)
+nobs.kmaha_model <- function(object, ...) {
+  # (a model fitted without labels, from pairs or chunklets: its embedded rows)
+  if (is.null(object$y)) nrow(object$embedding) else length(object$y)
+}
 
 #' @rdname kmaha-model
 #' @export
@@ -443,7 +446,7 @@ summary.kmaha_model <- function(object, ...) {
     choice = if (!is.null(ch)) ch$type,
     candidates = if (!is.null(ch$cv)) summary(ch$cv)$table,
     alignment = if (!is.null(ch$alignment)) summary(ch$alignment)$kernels,
-    n = length(object$y), n_features = object$n_features,
+    n = stats::nobs(object), n_features = object$n_features,
     precomputed = model_precomputed(object),
     coords = model_coords_label(object), dim = dim(object$L),
     rank_note = map_rank_note(object$L, object$settings),

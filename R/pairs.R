@@ -2,52 +2,56 @@
 # checks of pairs given by the user, and the pairs drawn from class labels.
 
 # `pairs` (an m x 2 matrix of row indices of x) and `similar` (+1 similar,
-# -1 dissimilar) checked against n rows; `fun` names the learner ("mmc()").
-# Returns list(pairs = integer matrix, similar = double vector).
-check_pairs <- function(pairs, similar, n, fun) {
+# -1 dissimilar) checked against n rows; `fun` names the learner ("mmc()"),
+# `argname` renders the two arguments' names in messages (kmaha():
+# "learner_args$pairs").  Returns list(pairs = integer matrix, similar =
+# double vector).
+check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
+  P <- argname("pairs")
+  S <- argname("similar")
   if (is.data.frame(pairs)) pairs <- as.matrix(pairs)
   if (!is.matrix(pairs) || ncol(pairs) != 2L || !(is.numeric(pairs) || is.logical(pairs) && all(is.na(pairs)))) {
-    stopf("`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not %s.",
+    stopf("`%s` must be a two-column numeric matrix of row indices of `x`, one pair per row, not %s.", P,
           if (is.matrix(pairs)) sprintf("a %s matrix with %d column(s)", typeof(pairs), ncol(pairs))
           else sprintf("a %s", class(pairs)[1]))
   }
   m <- nrow(pairs)
-  if (m == 0L) stopf("`pairs` has no rows: %s needs similar and dissimilar pairs.", fun)
+  if (m == 0L) stopf("`%s` has no rows: %s needs similar and dissimilar pairs.", P, fun)
   if (anyNA(pairs)) {
-    stopf("`pairs` contains missing values (row %d): every pair needs two row indices of `x`.",
+    stopf("`%s` contains missing values (row %d): every pair needs two row indices of `x`.", P,
           which(rowSums(is.na(pairs)) > 0L)[1])
   }
   bad <- which(!is.finite(pairs) | pairs != round(pairs))
   if (length(bad)) {
     r <- (bad[1] - 1L) %% m + 1L
-    stopf("`pairs` must hold whole numbers (row indices of `x`); row %d has %s.",
+    stopf("`%s` must hold whole numbers (row indices of `x`); row %d has %s.", P,
           r, format(pairs[bad[1]]))
   }
   out <- which(pairs < 1 | pairs > n)
   if (length(out)) {
     r <- (out[1] - 1L) %% m + 1L
-    stopf("`pairs` row %d refers to row %s of `x`, which has %d rows.", r,
+    stopf("`%s` row %d refers to row %s of `x`, which has %d rows.", P, r,
           format(pairs[out[1]]), n)
   }
   self <- which(pairs[, 1] == pairs[, 2])
   if (length(self)) {
-    stopf("`pairs` row %d pairs row %d of `x` with itself; a pair needs two different rows.",
+    stopf("`%s` row %d pairs row %d of `x` with itself; a pair needs two different rows.", P,
           self[1], as.integer(pairs[self[1], 1]))
   }
   if (is.null(similar)) {
-    stopf("`similar` is missing: give one value per row of `pairs`, 1 (similar) or -1 (dissimilar).")
+    stopf("`%s` is missing: give one value per row of `%s`, 1 (similar) or -1 (dissimilar).", S, P)
   }
   if (!is.numeric(similar) && !(is.logical(similar) && all(is.na(similar)))) {
-    stopf("`similar` must be a numeric vector of 1 (similar) and -1 (dissimilar), not a %s.",
+    stopf("`%s` must be a numeric vector of 1 (similar) and -1 (dissimilar), not a %s.", S,
           class(similar)[1])
   }
   if (length(similar) != m) {
-    stopf("`similar` has length %d but `pairs` has %d rows; they must match.",
-          length(similar), m)
+    stopf("`%s` has length %d but `%s` has %d rows; they must match.",
+          S, length(similar), P, m)
   }
   wrong <- which(is.na(similar) | !similar %in% c(1, -1))
   if (length(wrong)) {
-    stopf("`similar` must hold 1 (similar) or -1 (dissimilar) only; element %d is %s.",
+    stopf("`%s` must hold 1 (similar) or -1 (dissimilar) only; element %d is %s.", S,
           wrong[1], format(similar[wrong[1]]))
   }
   storage.mode(pairs) <- "integer"
@@ -60,14 +64,14 @@ check_pairs <- function(pairs, similar, n, fun) {
   if (length(both)) {
     k <- both[1]
     rows <- c(which(key == k & similar == 1)[1], which(key == k & similar == -1)[1])
-    stopf("The pair of rows %d and %d of `x` is marked both similar and dissimilar (`pairs` rows %d and %d); remove one of them.",
-          lo[rows[1]], hi[rows[1]], min(rows), max(rows))
+    stopf("The pair of rows %d and %d of `x` is marked both similar and dissimilar (`%s` rows %d and %d); remove one of them.",
+          lo[rows[1]], hi[rows[1]], P, min(rows), max(rows))
   }
   if (!length(neg)) {
-    stopf("All pairs are similar: %s needs dissimilar pairs too (`similar` = -1).", fun)
+    stopf("All pairs are similar: %s needs dissimilar pairs too (`%s` = -1).", fun, S)
   }
   if (!length(pos)) {
-    stopf("All pairs are dissimilar: %s needs similar pairs too (`similar` = 1).", fun)
+    stopf("All pairs are dissimilar: %s needs similar pairs too (`%s` = 1).", fun, S)
   }
   dimnames(pairs) <- NULL
   list(pairs = pairs, similar = as.double(similar))
@@ -176,4 +180,90 @@ pair_settings <- function(fit, spec, scale) {
               pairs = if (is.null(spec$args$pairs)) "drawn from y" else "given",
               scale = scale))
   s[!vapply(s, is.null, NA)]
+}
+
+# --------------------------------------------------------------------------
+# Pairs through kmaha(): the KPCA trick with the KPCA fitted on the rows
+# that appear in a pair.  The metric such a learner learns depends on the
+# points only through the pairs' differences, so by the representer theorem
+# its optimum in feature space lies in the span of the paired rows' features
+# (centred): KPCA on those rows alone loses nothing, and the rows in no pair
+# are only projected (they are the reference points of the k-NN classifier
+# when `y` is given).
+
+# Whether kmaha()'s `learner` and `learner_args` name one pair learner (its
+# record's `pairs`) with pairs given: then `y` may be absent.
+pairs_given <- function(learner, learner_args) {
+  is.character(learner) && length(learner) == 1L && !is.na(learner) &&
+    isTRUE(learner_record(tolower(learner))$pairs) &&
+    is.list(learner_args) && !is.null(learner_args$pairs)
+}
+
+# The pairs given to kmaha() for a pair learner's spec, checked against the
+# n rows of `x` with kmaha()'s argument names, and the spec carrying them;
+# the spec unchanged for other learners and for pairs drawn from the labels.
+# `type` is the kernel choice; `y` NULL when absent (pairs only).
+check_given_pairs <- function(spec, n, y, type, precomputed) {
+  if (!isTRUE(spec$builtin) || !isTRUE(learner_record(spec$name)$pairs)) return(spec)
+  o <- spec$opts
+  fun <- learner_fun_label(spec$name)
+  if (is.null(o$pairs)) {
+    if (!is.null(o$similar)) {
+      stopf("`%s` is given without `%s`: give both, or neither (pairs are then drawn from `y`).",
+            spec$argname("similar"), spec$argname("pairs"))
+    }
+    return(spec)
+  }
+  pr <- check_pairs(o$pairs, o$similar, n, fun, spec$argname)
+  if (is.null(y) && type %in% c("cv", "auto", "scores")) {
+    stopf("Kernel choice (kernel = \"%s\") scores each candidate by how well it classifies held-out class labels, but `y` is absent: %s learns from `%s` alone. Give a kernel (e.g. kernel = rbf_kernel(1)) or kernel = \"linear\", or give `y`.",
+          if (type == "scores") "auto" else type, fun, spec$argname("pairs"))
+  }
+  if (is.null(y) && type == "align") {
+    stopf("`kernel = \"align\"` aligns the kernels with the class labels, but `y` is absent: %s learns from `%s` alone. Give a kernel (e.g. kernel = rbf_kernel(1)) or kernel = \"unweighted\", or give `y`.",
+          fun, spec$argname("pairs"))
+  }
+  if (precomputed) {
+    stopf("With given pairs kmaha() fits the KPCA on the rows that appear in a pair, but new points of a precomputed kernel come as kernel values against all the training rows. Pass the Gram matrix of the paired rows alone as `x` (and `%s` renumbered into them).",
+          spec$argname("pairs"))
+  }
+  spec$opts$pairs <- pr$pairs
+  spec$opts$similar <- pr$similar
+  spec
+}
+
+# The rows the KPCA trick fits on for a spec with given pairs (the distinct
+# rows of its pairs, in order) when the feature map is a KPCA of n rows;
+# NULL when every row is paired, the learner draws its pairs, or there is no
+# KPCA.
+paired_rows <- function(spec, fspec, n) {
+  pairs <- spec$opts$pairs
+  if (is.null(pairs) || !isTRUE(learner_record(spec$name)$pairs) || fspec$type != "kpca") {
+    return(NULL)
+  }
+  rows <- sort(unique(as.vector(pairs)))
+  if (length(rows) == n) NULL else rows
+}
+
+# fit_pipeline() on the paired rows: the feature map fitted on xs[rows, ],
+# every row projected by it, the learner fitted on the paired rows'
+# coordinates with the pairs renumbered into them.  The result's
+# coordinates are those of all rows, its pairs numbered as the rows of xs.
+fit_paired_rows <- function(rows, xs, y, fspec, spec, ctx, neighbors = "feature",
+                            warn = TRUE, label_errors = FALSE, standardized = FALSE) {
+  sub <- xs[rows, , drop = FALSE]
+  fm <- fit_feature_map(fspec, sub, ctx, warn, standardized, newdata = xs)
+  coords <- fm$new_coords
+  coords[rows, ] <- fm$coords
+  dimnames(coords) <- list(rownames(xs), colnames(fm$coords))
+  fm$new_coords <- NULL
+  fm$describe <- sprintf("%s of the %d rows in a pair", fm$describe, length(rows))
+  spec$opts$pairs[] <- match(spec$opts$pairs, rows)
+  p <- fit_pipeline(sub, if (!is.null(y)) y[rows], fspec, spec, ctx, neighbors = neighbors,
+                    warn = warn, label_errors = label_errors, standardized = standardized,
+                    fm = fm)
+  p$coords <- coords
+  if (!is.null(p$details$pairs)) p$details$pairs$pairs[] <- rows[p$details$pairs$pairs]
+  p$details$paired_rows <- rows
+  p
 }

@@ -54,6 +54,8 @@ benchmarks <- list(
        what = "the regression default's test RMSE and CPU on 12 sets against Euclidean k-NN, kknn, ranger, mlkr()"),
   list(name = "learners-new", script = "learners-new.R", quick = FALSE, needs = c("lfda", "dml", "mlbench"),
        what = "LFDA, RCA, MMC, ITML against lfda, dml and Euclidean 1-NN"),
+  list(name = "lfda-klfda", script = "lfda-klfda.R", quick = FALSE, needs = "lfda",
+       what = "kernel LFDA by the KPCA trick against lfda::klfda (kernel trick), same RBF kernels, the paper's nine sets"),
   list(name = "auto-large", script = "auto-large.R", quick = TRUE, needs = "mlbench",
        what = "the default on Letter (16 000 rows)"),
   list(name = "scale", script = "scale.R", quick = FALSE, needs = c("mlbench", "python3:sklearn"),

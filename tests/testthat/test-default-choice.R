@@ -164,7 +164,7 @@ test_that("kmaha() kernelizes the new learners by name: LFDA on the KPCA coordin
   expect_equal(as.matrix(dist(kfit$embedding)), as.matrix(dist(lin$embedding)),
                tolerance = 1e-6, ignore_attr = TRUE)
   expect_error(kmaha(x, iris$Species, learner = "mmc",
-                     learner_args = list(pairs = cbind(1, 2), similar = 1)),
+                     learner_args = list(pairs = rbind(c(1, 2), c(1, 51)), similar = c(1, -1))),
                "`learner_args$pairs` names rows of `x`, but kernel choice (kernel = \"auto\") refits the learner on subsets of the rows",
                fixed = TRUE)
 })
