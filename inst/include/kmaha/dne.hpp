@@ -240,8 +240,9 @@ inline arma::uword automatic_dim(const arma::vec& ev, double rho) {
 inline arma::mat smallest_eigvecs(const arma::mat& S, arma::uword dim,
                                   const char* who, double rho,
                                   arma::vec& eigval, arma::uword& n_negative,
-                                  arma::uword& dim_out) {
-  const sym_eigen se(S, who);
+                                  arma::uword& dim_out,
+                                  const interrupt_fn& interrupt = interrupt_fn()) {
+  const sym_eigen se(S, who, 0, interrupt);
   eigval = se.values();
   n_negative = count_negative(eigval);
   dim_out = dim > 0 ? dim : automatic_dim(eigval, rho);
@@ -309,13 +310,13 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
     arma::mat Sr = r.S;
     if (lambda > 0.0) Sr.diag() += lambda;
     const arma::mat Vd = detail::smallest_eigvecs(Sr, dim, "dne", 1.0, r.eigval,
-                                                  r.n_negative, r.dim);
+                                                  r.n_negative, r.dim, ctx.interrupt);
     r.A = Vd.t();
     return r;
   }
   // In the span of the centred points.
   const row_span sp = principal ? principal_row_span(X, 1e-10)
-                                : centred_row_span(X, ctx.kernels, 1e-10, "dne");
+                                : centred_row_span(X, ctx.kernels, 1e-10, "dne", ctx.interrupt);
   const arma::mat& B = sp.basis;
   const arma::mat& Z = sp.coords;
   r.retention = detail::retention(sp.U, sp.s, n);
@@ -327,7 +328,7 @@ inline dne_result dne_fit(const arma::mat& X, const dne_graph& g,
   if (rk > 0) {
     arma::mat Ss = detail::scatter_of_columns(Z.t(), g, ctx);
     if (lambda > 0.0) Ss.diag() += lambda;
-    se.reset(new sym_eigen(Ss, "dne"));
+    se.reset(new sym_eigen(Ss, "dne", 0, ctx.interrupt));
     ev_s = se->values();
   }
   // All D eigenvalues: the r of the span merged (ascending) with D - r
@@ -424,12 +425,12 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
     arma::vec sg;
     // (the relative tolerance of kpca(), so that the kernel trick and the
     // KPCA trick see the same rank)
-    detail::centred_gram_eigen(Kc, Ug, sg, "kdne", 1e-8);
+    detail::centred_gram_eigen(Kc, Ug, sg, "kdne", 1e-8, ctx.interrupt);
     r.retention = detail::retention(Ug, sg, n);
   }
   check_interrupt(ctx.interrupt);
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.retention,
-                                                r.eigval, r.n_negative, r.dim);
+                                                r.eigval, r.n_negative, r.dim, ctx.interrupt);
   check_interrupt(ctx.interrupt);
   r.U = arma::solve(arma::trimatu(R), Vd).t();
   return r;

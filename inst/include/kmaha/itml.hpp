@@ -175,7 +175,7 @@ inline itml_result itml_fit(const arma::mat& X, const arma::mat& A0, const pair_
     throw error("itml: the prior must be p x p");
   const bool use_span = span && A0.n_elem == 0 && n > 0 && p >= n;
   if (use_span) {
-    const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "itml");
+    const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "itml", ctx.interrupt);
     if (sp.basis.n_cols == 0) throw error(error_kind::degenerate, "itml: all rows of x are equal");
     itml_result r = itml_on(sp.coords, arma::mat(), ps, gamma, u, l, max_iter, tol, ctx);
     r.span_rank = sp.basis.n_cols;

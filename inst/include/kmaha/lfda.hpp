@@ -271,7 +271,7 @@ inline lfda_result lfda_fit(const arma::mat& X, const arma::uvec& y, arma::uword
   const arma::mat* Xp = &X;
   if (use_span) {
     sp = principal ? principal_row_span(X, 1e-10)
-                   : centred_row_span(X, ctx.kernels, 1e-10, "lfda");
+                   : centred_row_span(X, ctx.kernels, 1e-10, "lfda", ctx.interrupt);
     r.span_rank = sp.basis.n_cols;
     if (r.span_rank == 0)
       throw error(error_kind::degenerate, "lfda: all rows of x are equal");

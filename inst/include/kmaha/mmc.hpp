@@ -183,7 +183,7 @@ inline mmc_result mmc_full(const arma::mat& X, const pair_set& ps, int max_iter,
   const arma::uword n = X.n_rows, p = X.n_cols;
   const bool use_span = span && n > 0 && p >= n;
   if (use_span) {
-    const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "mmc");
+    const row_span sp = centred_row_span(X, ctx.kernels, 1e-10, "mmc", ctx.interrupt);
     if (sp.basis.n_cols == 0) throw error(error_kind::degenerate, "mmc: all rows of x are equal");
     mmc_result r = mmc_full_on(pair_differences(sp.coords, ps, 1.0),
                                pair_differences(sp.coords, ps, -1.0), max_iter, tol, ctx);

@@ -88,7 +88,7 @@ inline nystrom_result nystrom_fit(const std::vector<kernel_spec>& ks,
   // 1. The landmark Gram matrix and its inverse square root T (m x q).
   const arma::mat W = gram_sum(ks, w, Z, nullptr, ctx);
   if (!W.is_finite()) throw error(error_kind::numerical, "kpca: the kernel matrix has non-finite entries");
-  const sym_eigen se(W, "nystrom");
+  const sym_eigen se(W, "nystrom", 0, ctx.interrupt);
   const arma::vec& s = se.values();
   const double smax = s.n_elem ? s.max() : 0.0;
   if (!(smax > 0.0)) detail::zero_gram_error();

@@ -137,7 +137,7 @@ inline rca_result rca_fit(const arma::mat& X, const arma::uvec& chunks, arma::uw
   const arma::mat* Xp = &X;
   if (use_span) {
     sp = principal ? principal_row_span(X, 1e-10)
-                   : centred_row_span(X, ctx.kernels, 1e-10, "rca");
+                   : centred_row_span(X, ctx.kernels, 1e-10, "rca", ctx.interrupt);
     r.span_rank = sp.basis.n_cols;
     if (r.span_rank == 0) throw error(error_kind::degenerate, "rca: all rows of x are equal");
     Xp = &sp.coords;

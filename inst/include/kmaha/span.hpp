@@ -27,9 +27,10 @@ namespace detail {
 // here), keeping the directions with eigenvalue above rtol times the
 // largest, none when the largest is not positive (U: n x r, s: r, ascending).
 inline void centred_gram_eigen(const arma::mat& Gc, arma::mat& U, arma::vec& s,
-                               const char* who, double rtol = 1e-10) {
+                               const char* who, double rtol = 1e-10,
+                               const interrupt_fn& interrupt = interrupt_fn()) {
   arma::mat G = 0.5 * (Gc + Gc.t());
-  const sym_eigen se(G, who);
+  const sym_eigen se(G, who, 0, interrupt);
   const arma::vec& ev = se.values();
   const double top = ev.n_elem ? ev.max() : 0.0;
   const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > rtol * top))
@@ -54,7 +55,8 @@ struct row_span {
 
 inline row_span centred_row_span(const arma::mat& X, isa kernels,
                                  double rtol = 1e-10,
-                                 const char* who = "span") {
+                                 const char* who = "span",
+                                 const interrupt_fn& interrupt = interrupt_fn()) {
   const arma::uword n = X.n_rows, D = X.n_cols;
   row_span out;
   const arma::mat Xc = X.each_row() - arma::mean(X, 0);
@@ -63,7 +65,7 @@ inline row_span centred_row_span(const arma::mat& X, isa kernels,
   arma::mat G(n, n);
   gemm(kernels, n, n, D, cview::col_major(Xc.memptr(), n),
        cview::transposed(Xc.memptr(), n), G.memptr(), 1, n, false, buf);
-  detail::centred_gram_eigen(G, out.U, out.s, who, rtol);
+  detail::centred_gram_eigen(G, out.U, out.s, who, rtol, interrupt);
   const arma::uword r = out.U.n_cols;
   out.basis.set_size(D, r);
   if (r > 0) {
@@ -124,7 +126,7 @@ inline arma::mat centred_column_span(const arma::mat& X, isa kernels, double rto
   const arma::mat C = product(kernels, Xc, true, Xc, false, interrupt);
   arma::mat V;
   arma::vec s;
-  detail::centred_gram_eigen(C, V, s, who, rtol);
+  detail::centred_gram_eigen(C, V, s, who, rtol, interrupt);
   return V;
 }
 
