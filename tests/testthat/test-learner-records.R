@@ -73,7 +73,10 @@ test_that("a record missing a field, or with a malformed one, is refused", {
 test_that("the lists of learners and the adapters' lists are the registry's", {
   tab <- records()
   linear <- names(tab)[!vapply(tab, `[[`, NA, "kernel_trick")]
-  expect_identical(kmaha:::builtin_learners(), linear)
+  task <- vapply(tab, `[[`, "", "task")
+  expect_identical(kmaha:::builtin_learners(), intersect(linear, names(tab)[task == "classification"]))
+  expect_identical(kmaha:::builtin_learners("regression"),
+                   intersect(linear, names(tab)[task == "regression"]))
   expect_identical(kmaha:::builtin_learners(), c("nca", "lmnn", "dne", "lfda", "rca",
                                                  "mmc", "itml"))
   expect_identical(kmaha:::auto_learners(), c("nca", "lmnn", "dne"))
