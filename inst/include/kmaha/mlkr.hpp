@@ -101,45 +101,13 @@ KMAHA_ALWAYS_INLINE double kernel_row_body(double* t, const double* nz,
                                            const double* y, std::size_t n,
                                            std::size_t i, bool grad, double c,
                                            double* yhat) {
-  const double nzi = nz[i];
-  const double inf = std::numeric_limits<double>::infinity();
-  std::size_t j = 0;
-  double m = inf;
-#ifdef KMAHA_NCA_VECTOR
-  constexpr std::size_t W = sizeof(V) / sizeof(double);
-  {
-    V zero, vm;
-    nca_detail::vsplat(zero, 0.0);
-    nca_detail::vsplat(vm, inf);
-    for (; j + W <= n; j += W) {
-      V a, b;
-      nca_detail::vload(a, nz + j);
-      nca_detail::vload(b, t + j);
-      V v = nzi + a - 2.0 * b;
-      v = v < zero ? zero : v;
-      nca_detail::vstore(t + j, v);
-      vm = v < vm ? v : vm;
-    }
-    for (std::size_t k = 0; k < W; ++k) m = vm[k] < m ? vm[k] : m;
-  }
-#endif
-  for (; j < n; ++j) {
-    double v = nzi + nz[j] - 2.0 * t[j];
-    v = v < 0.0 ? 0.0 : v;
-    t[j] = v;
-    m = v < m ? v : m;
-  }
-  // The diagonal takes no part: the minimum without it.
-  if (t[i] <= m) {
-    t[i] = inf;
-    m = inf;
-    for (std::size_t k = 0; k < n; ++k) m = t[k] < m ? t[k] : m;
-  }
-  t[i] = inf;
+  // distances (clamped at 0) and their minimum without the diagonal (NCA's)
+  const double m = nca_detail::distance_row<V>(t, nz, n, i);
   // e_ij = exp(m - d_ij) <= 1, their sum and their sum weighted by y.
   double s = 0.0, sy = 0.0;
-  j = 0;
+  std::size_t j = 0;
 #ifdef KMAHA_NCA_VECTOR
+  constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V vs, vsy;
     nca_detail::vsplat(vs, 0.0);

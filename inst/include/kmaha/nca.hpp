@@ -144,24 +144,19 @@ inline double exp_nonpos_scalar(double x) {
   return x < -708.0 ? 0.0 : std::exp(x);
 }
 
-// Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
-// is overwritten with p_ij, or with the gradient weights W_ij when grad is
-// true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
-// are the vector types (W doubles) of the instruction set.  The inner
-// products may be those of Z / c (c a power of two, see evaluate()): the
-// distances are then multiplied by c^2 (as (d c) c, which keeps 0 at 0
-// even when c^2 overflows) before exponentiating.
-template <class V, class VL>
-KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
-                                            std::size_t n, std::size_t i,
-                                            std::size_t cs, std::size_t ce,
-                                            bool grad, double c) {
+// Sweep 1 of a row of the block (NCA's softmax row, MLKR's kernel row,
+// mlkr.hpp): t holds the inner products z_i . z_j (j = 0..n-1), nz the
+// squared norms; t is overwritten with the squared distances d_ij (clamped
+// at 0) and t[i] with +infinity (the diagonal takes no part).  Returns the
+// smallest d_ij, j != i.
+template <class V>
+KMAHA_ALWAYS_INLINE double distance_row(double* t, const double* nz, std::size_t n,
+                                        std::size_t i) {
   const double nzi = nz[i];
   const double inf = std::numeric_limits<double>::infinity();
   std::size_t j = 0;
   double m = inf;
 #ifdef KMAHA_NCA_VECTOR
-  // Sweep 1: distances (clamped at 0) and their minimum.
   constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V zero, vm;
@@ -186,17 +181,34 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
     m = v < m ? v : m;
   }
   // The diagonal is excluded: recompute the minimum without it if needed.
-  const double tii = t[i];
-  if (tii <= m) {
+  if (t[i] <= m) {
     t[i] = inf;
     m = inf;
     for (std::size_t k = 0; k < n; ++k) m = t[k] < m ? t[k] : m;
   }
   t[i] = inf;
+  return m;
+}
+
+// Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
+// is overwritten with p_ij, or with the gradient weights W_ij when grad is
+// true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
+// are the vector types (W doubles) of the instruction set.  The inner
+// products may be those of Z / c (c a power of two, see evaluate()): the
+// distances are then multiplied by c^2 (as (d c) c, which keeps 0 at 0
+// even when c^2 overflows) before exponentiating.
+template <class V, class VL>
+KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
+                                            std::size_t n, std::size_t i,
+                                            std::size_t cs, std::size_t ce,
+                                            bool grad, double c) {
+  // Sweep 1: distances (clamped at 0) and their minimum.
+  const double m = distance_row<V>(t, nz, n, i);
   // Sweep 2: e_ij = exp(m - d_ij) (<= 1, the nearest neighbour gives 1).
   double s = 0.0;
-  j = 0;
+  std::size_t j = 0;
 #ifdef KMAHA_NCA_VECTOR
+  constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V vs;
     vsplat(vs, 0.0);
