@@ -387,13 +387,19 @@ map_rank_note <- function(map, settings) {
           nrow(map), as.integer(d) - nrow(map), as.integer(d))
 }
 
-#' @export
-print.kmaha_model <- function(x, ...) {
+# The first lines of print() of a model (classification or regression):
+# its title, kernel and why it was chosen.
+print_model_head <- function(x) {
   cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
   kl <- model_kernel_label(x)
   if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
   why <- model_choice_why(x)
   if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+}
+
+#' @export
+print.kmaha_model <- function(x, ...) {
+  print_model_head(x)
   cat(wrap_lines(sprintf("%d training points, %s, %s; map: %d x %d on the %s",
                          nrow(x$embedding), if (model_precomputed(x)) "a precomputed Gram matrix"
                          else sprintf("%d inputs", x$n_features),
@@ -787,11 +793,7 @@ regression_words <- function(x, short = TRUE) {
 
 #' @export
 print.kmaha_regression <- function(x, ...) {
-  cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
-  kl <- model_kernel_label(x)
-  if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
-  why <- model_choice_why(x)
-  if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+  print_model_head(x)
   cat(wrap_lines(sprintf("%d training points, %d inputs, numeric response; map: %d x %d on the %s",
                          length(x$y), x$n_features, nrow(x$L), ncol(x$L),
                          model_coords_label(x))))
