@@ -145,18 +145,9 @@ mlr3_learner_class <- function() {
     ),
     private = list(
       .uid = NULL,
-      .train = function(task) {
-        pv <- self$param_set$get_values(tags = "train")
-        if (!is.null(pv[["sigma"]])) pv[["kernel"]] <- rbf_kernel(pv[["sigma"]])
-        pv[["sigma"]] <- NULL
-        mlr3_fit(private$.uid, task, pv)
-      },
+      .train = function(task) mlr3_train(self, private$.uid, task),
       .predict = function(task) {
-        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% self$model$k
-        if (metric_uses_k(self$model) && !identical(as.integer(k), as.integer(self$model$k))) {
-          stopf("classif.kmaha: this model chose its kernel, learner or k by cross-validated votes of k = %d neighbours, so it does not predict with k = %d; train it again with k = %d.",
-                self$model$k, as.integer(k), as.integer(k))
-        }
+        k <- mlr3_predict_k(self, "classif.kmaha: this model chose its kernel, learner or k by cross-validated votes of k = %d neighbours")
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         response <- stats::predict(self$model, x, type = "class", k = k)
         if (self$predict_type == "prob") {
@@ -190,23 +181,38 @@ mlr3_regr_learner_class <- function() {
     ),
     private = list(
       .uid = NULL,
-      .train = function(task) {
-        pv <- self$param_set$get_values(tags = "train")
-        if (!is.null(pv[["sigma"]])) pv[["kernel"]] <- rbf_kernel(pv[["sigma"]])
-        pv[["sigma"]] <- NULL
-        mlr3_fit(private$.uid, task, pv)
-      },
+      .train = function(task) mlr3_train(self, private$.uid, task),
       .predict = function(task) {
-        k <- self$param_set$get_values(tags = "predict")[["k"]] %||% self$model$k
-        if (metric_uses_k(self$model) && !identical(as.integer(k), as.integer(self$model$k))) {
-          stopf("regr.kmaha: this model chose its kernel or k by cross-validated predictions with k = %d neighbours, so it does not predict with k = %d; train it again with k = %d.",
-                self$model$k, as.integer(k), as.integer(k))
-        }
+        k <- mlr3_predict_k(self, "regr.kmaha: this model chose its kernel or k by cross-validated predictions with k = %d neighbours")
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         list(response = unname(stats::predict(self$model, x, k = k)))
       }
     )
   )
+}
+
+# The training of classif.kmaha and regr.kmaha: the parameters tagged
+# "train", `sigma` (when set) turned into the RBF kernel of that width, fitted
+# (or remembered) by mlr3_fit().
+mlr3_train <- function(learner, uid, task) {
+  pv <- learner$param_set$get_values(tags = "train")
+  if (!is.null(pv[["sigma"]])) pv[["kernel"]] <- rbf_kernel(pv[["sigma"]])
+  pv[["sigma"]] <- NULL
+  mlr3_fit(uid, task, pv)
+}
+
+# The k a prediction of classif.kmaha or regr.kmaha uses: the parameter `k`,
+# else the model's.  A model whose metric was chosen with its own k predicts
+# with no other: `chose` (a format with the model's k) says how it chose,
+# for the error.
+mlr3_predict_k <- function(learner, chose) {
+  model <- learner$model
+  k <- learner$param_set$get_values(tags = "predict")[["k"]] %||% model$k
+  if (metric_uses_k(model) && !identical(as.integer(k), as.integer(model$k))) {
+    stopf(paste0(chose, ", so it does not predict with k = %d; train it again with k = %d."),
+          model$k, as.integer(k), as.integer(k))
+  }
+  k
 }
 
 # The memory of recent fits of the mlr3 learner (see "Tuning `k` without

@@ -154,18 +154,8 @@ predict.kmaha_model <- function(object, newdata = NULL,
   lev <- levels(object$y)
   # Everything in one call of the core: scaling, feature map, map, vote
   # (kernels evaluated in R hand it their kernel rows).
-  out <- if (any(ok)) {
-    tryCatch(pipeline_apply(object, x[ok, , drop = FALSE], type, k, ctx),
-             kmaha_numerical_error = function(e) {
-               stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
-             })
-  }
-  if (type == "transform") {
-    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
-                dimnames = list(rownames(x), colnames(object$embedding)))
-    if (any(ok)) z[ok, ] <- out
-    return(z)
-  }
+  out <- pipeline_apply_newdata(object, x, ok, type, k, ctx)
+  if (type == "transform") return(newdata_embedding(object, x, ok, out))
   if (type == "class") {
     cls <- factor(rep(NA_character_, nrow(x)), levels = lev)
     if (any(ok)) cls[ok] <- out
@@ -400,13 +390,19 @@ map_rank_note <- function(map, settings) {
           nrow(map), as.integer(d) - nrow(map), as.integer(d))
 }
 
-#' @export
-print.kmaha_model <- function(x, ...) {
+# The first lines of print() of a model (classification or regression):
+# its title, kernel and why it was chosen.
+print_model_head <- function(x) {
   cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
   kl <- model_kernel_label(x)
   if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
   why <- model_choice_why(x)
   if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+}
+
+#' @export
+print.kmaha_model <- function(x, ...) {
+  print_model_head(x)
   cat(wrap_lines(sprintf("%d training points, %s, %s; map: %d x %d on the %s",
                          nrow(x$embedding), if (model_precomputed(x)) "a precomputed Gram matrix"
                          else sprintf("%d inputs", x$n_features),
@@ -729,23 +725,33 @@ predict.kmaha_regression <- function(object, newdata = NULL,
   check_knn_k(k, nrow(object$embedding))
   x <- newdata_matrix(object, newdata, object$n_features)
   ok <- rowSums(is.na(x)) == 0L
-  out <- if (any(ok)) {
-    tryCatch(pipeline_apply(object, x[ok, , drop = FALSE],
-                            if (type == "transform") "transform" else "value", k, ctx, weights),
-             kmaha_numerical_error = function(e) {
-               stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
-             })
-  }
-  if (type == "transform") {
-    z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
-                dimnames = list(rownames(x), colnames(object$embedding)))
-    if (any(ok)) z[ok, ] <- out
-    return(z)
-  }
+  out <- pipeline_apply_newdata(object, x, ok, if (type == "transform") "transform" else "value",
+                                k, ctx, weights)
+  if (type == "transform") return(newdata_embedding(object, x, ok, out))
   v <- rep(NA_real_, nrow(x))
   names(v) <- rownames(x)
   v[ok] <- out
   v
+}
+
+# predict() on `newdata`: the rows `ok` (those without missing values) of
+# its matrix `x` through the model's pipeline (pipeline_apply()); NULL when
+# there are none.
+pipeline_apply_newdata <- function(object, x, ok, type, k, ctx, ...) {
+  if (!any(ok)) return(NULL)
+  tryCatch(pipeline_apply(object, x[ok, , drop = FALSE], type, k, ctx, ...),
+           kmaha_numerical_error = function(e) {
+             stopf("`newdata` is so far from the training data that its kernel values overflow; rescale it as the training data.")
+           })
+}
+
+# The embedding of `newdata` (matrix `x`) from the transform `out` of its
+# rows `ok`: NA rows where a value was missing.
+newdata_embedding <- function(object, x, ok, out) {
+  z <- matrix(NA_real_, nrow(x), ncol(object$embedding),
+              dimnames = list(rownames(x), colnames(object$embedding)))
+  if (any(ok)) z[ok, ] <- out
+  z
 }
 
 # `type` of predict() for a regression model.
@@ -790,11 +796,7 @@ regression_words <- function(x, short = TRUE) {
 
 #' @export
 print.kmaha_regression <- function(x, ...) {
-  cat(wrap_lines(model_title(x), indent = "  ", first = sprintf("<kmaha %s> ", model_label(x))))
-  kl <- model_kernel_label(x)
-  if (!is.null(kl)) cat(wrap_lines(kl, indent = "          ", first = "  kernel: "))
-  why <- model_choice_why(x)
-  if (!is.null(why)) cat(wrap_lines(why, indent = "          ", first = "  why:    "))
+  print_model_head(x)
   cat(wrap_lines(sprintf("%d training points, %d inputs, numeric response; map: %d x %d on the %s",
                          length(x$y), x$n_features, nrow(x$L), ncol(x$L),
                          model_coords_label(x))))

@@ -145,41 +145,21 @@ register_parsnip_engine <- function() {
                                          remove_intercept = TRUE,
                                          allow_sparse_x = FALSE))
   }
+  # predict() of the fit; `predict_type`: its `type` (NULL: the default)
+  set_pred <- function(mode, type, predict_type = NULL, post = NULL) {
+    args <- list(object = quote(object$fit), newdata = quote(new_data))
+    if (!is.null(predict_type)) args$type <- predict_type
+    parsnip::set_pred(model = model, eng = "kmaha", mode = mode, type = type,
+                      value = list(pre = NULL, post = post,
+                                   func = c(fun = "predict"), args = args))
+  }
   # regression mode: the k-NN regression in the learned metric (kmaha()
   # with a numeric outcome)
-  parsnip::set_pred(model = model, eng = "kmaha", mode = "regression",
-                    type = "numeric",
-                    value = list(pre = NULL, post = NULL,
-                                 func = c(fun = "predict"),
-                                 args = list(object = quote(object$fit),
-                                             newdata = quote(new_data),
-                                             type = "response")))
-  parsnip::set_pred(model = model, eng = "kmaha", mode = "regression",
-                    type = "raw",
-                    value = list(pre = NULL, post = NULL,
-                                 func = c(fun = "predict"),
-                                 args = list(object = quote(object$fit),
-                                             newdata = quote(new_data))))
-  parsnip::set_pred(model = model, eng = "kmaha", mode = "classification",
-                    type = "class",
-                    value = list(pre = NULL, post = NULL,
-                                 func = c(fun = "predict"),
-                                 args = list(object = quote(object$fit),
-                                             newdata = quote(new_data),
-                                             type = "class")))
-  parsnip::set_pred(model = model, eng = "kmaha", mode = "classification",
-                    type = "prob",
-                    value = list(pre = NULL, post = parsnip_prob_frame,
-                                 func = c(fun = "predict"),
-                                 args = list(object = quote(object$fit),
-                                             newdata = quote(new_data),
-                                             type = "prob")))
-  parsnip::set_pred(model = model, eng = "kmaha", mode = "classification",
-                    type = "raw",
-                    value = list(pre = NULL, post = NULL,
-                                 func = c(fun = "predict"),
-                                 args = list(object = quote(object$fit),
-                                             newdata = quote(new_data))))
+  set_pred("regression", "numeric", "response")
+  set_pred("regression", "raw")
+  set_pred("classification", "class", "class")
+  set_pred("classification", "prob", "prob", post = parsnip_prob_frame)
+  set_pred("classification", "raw")
   invisible(TRUE)
 }
 

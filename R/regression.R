@@ -144,18 +144,8 @@ regression_select <- function(curve, err, v, rule = "auto", margin = auto_margin
                                   curve$label[best], curve$mean[best], k_words(best))))
   }
   score <- -smooth_scores(curve)
-  degenerate <- curve_degenerate(curve)
-  eligible <- curve$n_ok == v & !curve$dropped & !degenerate & !is.na(score)
-  if (!any(eligible)) eligible <- !degenerate & !is.na(score)
-  if (!any(eligible)) eligible <- !is.na(score)
-  ord <- simplicity_order(curve)
-  ord <- ord[eligible[ord]]
-  at_top <- score[ord] >= max(score[ord]) - 1e-12 * max(1, abs(max(score[ord])))
-  runs <- rle(at_top)
-  ends <- cumsum(runs$lengths)
-  longest <- which.max(ifelse(runs$values, runs$lengths, -1L))
-  run <- (ends[longest] - runs$lengths[longest] + 1L):ends[longest]
-  best <- ord[run[(length(run) + 1L) %/% 2L]]
+  top <- auto_top(curve, score, v)
+  best <- top$best
   smoothed <- curve$kind[best] == "kernel" && !isTRUE(all.equal(-score[best], curve$mean[best]))
   reason <- sprintf("lowest cross-validated RMSE (%.4g%s%s)", curve$mean[best], k_words(best),
                     if (smoothed) sprintf(", %.4g smoothed over neighbouring bandwidths",
@@ -164,28 +154,11 @@ regression_select <- function(curve, err, v, rule = "auto", margin = auto_margin
                      curve$label[best], curve$mean[best], k_words(best),
                      if (smoothed) sprintf("; %.4g smoothed over neighbouring bandwidths",
                                            -score[best]) else "")
-  base <- which(curve$kind %in% c("euclidean", "linear") & eligible)
-  if (length(base) && !best %in% base) {
-    b <- base[order(curve$mean[base], match(base, ord))][1]
-    # gain: the mean reduction in held-out squared error
-    pg <- paired_gain(-err, best, b, margin)
-    if (!pg$beats) {
-      reason <- sprintf("%s: %s (RMSE %.4g) did not beat it by more than %s of the paired difference in squared error (gain %.4g, standard error %.4g)",
-                        baseline_words(curve, b), curve$label[best], curve$mean[best],
-                        margin_words(margin), pg$gain, pg$se)
-      explain <- c(explain, sprintf(
-        "It does not beat the better baseline, %s (RMSE %.4g), by more than %s of their paired difference in squared error (gain %.4g, standard error %.4g), so the baseline is kept.",
-        curve$label[b], curve$mean[b], margin_words(margin), pg$gain, pg$se))
-      best <- b
-    } else {
-      reason <- sprintf("%s; beats the better baseline, %s, by %.4g in squared error (standard error %.4g)",
-                        reason, curve$label[b], pg$gain, pg$se)
-      explain <- c(explain, sprintf(
-        "It beats the better baseline, %s (RMSE %.4g), by %.4g in mean squared error (standard error %.4g of their paired difference).",
-        curve$label[b], curve$mean[b], pg$gain, pg$se))
-    }
-  }
-  list(best = best, reason = reason, explain = explain)
+  # gain: the mean reduction in held-out squared error
+  baseline_guard(list(best = best, reason = reason, explain = explain), curve, top,
+                 -err, margin, lower = TRUE,
+                 words = list(num = "%.4g", score = "RMSE ", diff = " in squared error",
+                              gain = " in mean squared error"))
 }
 
 # TRUE for scores of a regression (mean fold RMSE, lower is better).

@@ -132,19 +132,8 @@ smooth_scores <- function(curve) {
 # optimistic, and a baseline costs nothing to trust (see auto_margin).
 auto_select <- function(curve, correct, v, margin = auto_margin) {
   score <- smooth_scores(curve)
-  degenerate <- curve_degenerate(curve)
-  eligible <- curve$n_ok == v & !curve$dropped & !degenerate & !is.na(score)
-  if (!any(eligible)) eligible <- !degenerate & !is.na(score)
-  if (!any(eligible)) eligible <- !is.na(score)
-  ord <- simplicity_order(curve)
-  ord <- ord[eligible[ord]]
-  top_score <- max(score[ord])
-  at_top <- score[ord] >= top_score - 1e-12
-  runs <- rle(at_top)
-  ends <- cumsum(runs$lengths)
-  longest <- which.max(ifelse(runs$values, runs$lengths, -1L))
-  run <- (ends[longest] - runs$lengths[longest] + 1L):ends[longest]
-  best <- ord[run[(length(run) + 1L) %/% 2L]]
+  top <- auto_top(curve, score, v)
+  best <- top$best
   smoothed <- curve$kind[best] == "kernel" && !identical(score[best], curve$mean[best])
   k_words <- if (!is.null(curve[["k"]])) sprintf(" with k = %d", curve[["k"]][best]) else ""
   reason <- sprintf("highest cross-validated accuracy (%.3f%s%s)", curve$mean[best], k_words,
@@ -154,28 +143,72 @@ auto_select <- function(curve, correct, v, margin = auto_margin) {
                      curve$label[best], curve$mean[best], k_words,
                      if (smoothed) sprintf("; %.3f smoothed over neighbouring bandwidths",
                                            score[best]) else "")
-  base <- which(curve$kind %in% c("euclidean", "linear") & eligible)
-  if (length(base) && !best %in% base) {
-    # the better baseline; on a tie the simpler
-    b <- base[order(-curve$mean[base], match(base, ord))][1]
-    pg <- paired_gain(correct, best, b, margin)
-    if (!pg$beats) {
-      reason <- sprintf("%s: %s (%.3f) did not beat it by more than %s of the paired difference (gain %.3f, standard error %.3f)",
-                        baseline_words(curve, b), curve$label[best], curve$mean[best],
-                        margin_words(margin), pg$gain, pg$se)
-      explain <- c(explain, sprintf(
-        "It does not beat the better baseline, %s (%.3f), by more than %s of their paired difference (gain %.3f, standard error %.3f), so the baseline is kept.",
-        curve$label[b], curve$mean[b], margin_words(margin), pg$gain, pg$se))
-      best <- b
-    } else {
-      reason <- sprintf("%s; beats the better baseline, %s, by %.3f (standard error %.3f)",
-                        reason, curve$label[b], pg$gain, pg$se)
-      explain <- c(explain, sprintf(
-        "It beats the better baseline, %s (%.3f), by %.3f (standard error %.3f of their paired difference).",
-        curve$label[b], curve$mean[b], pg$gain, pg$se))
-    }
+  baseline_guard(list(best = best, reason = reason, explain = explain), curve, top,
+                 correct, margin, lower = FALSE,
+                 words = list(num = "%.3f", score = "", diff = "", gain = ""))
+}
+
+# The top of the automatic choices (auto_select(), regression_select()) by
+# `score` (higher is better): among the pipelines scored on every one of
+# the `v` folds, not dropped and not degenerate (failing those, the
+# non-degenerate ones; failing those, all with a score), those at the top
+# score (within 1e-12 relative to max(1, |top|)); on ties, the middle of the
+# longest run of tied pipelines in simplicity order.  Returns the winner
+# `best`, the `eligible` pipelines and the simplicity order `ord` of those.
+auto_top <- function(curve, score, v) {
+  degenerate <- curve_degenerate(curve)
+  eligible <- curve$n_ok == v & !curve$dropped & !degenerate & !is.na(score)
+  if (!any(eligible)) eligible <- !degenerate & !is.na(score)
+  if (!any(eligible)) eligible <- !is.na(score)
+  ord <- simplicity_order(curve)
+  ord <- ord[eligible[ord]]
+  top_score <- max(score[ord])
+  at_top <- score[ord] >= top_score - 1e-12 * max(1, abs(top_score))
+  runs <- rle(at_top)
+  ends <- cumsum(runs$lengths)
+  longest <- which.max(ifelse(runs$values, runs$lengths, -1L))
+  run <- (ends[longest] - runs$lengths[longest] + 1L):ends[longest]
+  list(best = ord[run[(length(run) + 1L) %/% 2L]], eligible = eligible, ord = ord)
+}
+
+# The guard of the automatic choices: a kernelized winner (sel$best, with
+# its reason and explanation) is kept only when it beats the better
+# baseline (Euclidean k-NN or a linear learner among top$eligible: the best
+# mean score, `lower` = TRUE when lower is better; on a tie the simpler)
+# by more than `margin` standard errors of their paired difference in
+# `gains` (held-out points x pipelines, higher is better); otherwise the
+# baseline is chosen.  `words` formats the messages: num, the format of
+# scores and gains; score, the words before a score; diff, what the paired
+# difference is in; gain, what the gain is in.
+baseline_guard <- function(sel, curve, top, gains, margin, lower, words) {
+  best <- sel$best
+  base <- which(curve$kind %in% c("euclidean", "linear") & top$eligible)
+  if (!length(base) || best %in% base) return(sel)
+  # the better baseline; on a tie the simpler
+  b <- base[order(if (lower) curve$mean[base] else -curve$mean[base],
+                  match(base, top$ord))][1]
+  pg <- paired_gain(gains, best, b, margin)
+  num <- words$num
+  if (!pg$beats) {
+    sel$reason <- sprintf(paste0("%s: %s (", words$score, num, ") did not beat it by more than %s of the paired difference",
+                                 words$diff, " (gain ", num, ", standard error ", num, ")"),
+                          baseline_words(curve, b), curve$label[best], curve$mean[best],
+                          margin_words(margin), pg$gain, pg$se)
+    sel$explain <- c(sel$explain, sprintf(
+      paste0("It does not beat the better baseline, %s (", words$score, num, "), by more than %s of their paired difference",
+             words$diff, " (gain ", num, ", standard error ", num, "), so the baseline is kept."),
+      curve$label[b], curve$mean[b], margin_words(margin), pg$gain, pg$se))
+    sel$best <- b
+  } else {
+    sel$reason <- sprintf(paste0("%s; beats the better baseline, %s, by ", num, words$diff,
+                                 " (standard error ", num, ")"),
+                          sel$reason, curve$label[b], pg$gain, pg$se)
+    sel$explain <- c(sel$explain, sprintf(
+      paste0("It beats the better baseline, %s (", words$score, num, "), by ", num, words$gain,
+             " (standard error ", num, " of their paired difference)."),
+      curve$label[b], curve$mean[b], pg$gain, pg$se))
   }
-  list(best = best, reason = reason, explain = explain)
+  sel
 }
 
 # How many standard errors of the paired difference a kernelized pipeline

@@ -48,17 +48,9 @@ Rcpp::List cpp_mlkr_fit(const arma::mat& x, const arma::vec& y, const arma::mat&
     if (verbose) log = [](const std::string& line) { Rcpp::Rcout << line << std::endl; };
     const kmaha::mlkr_fit_result r =
         kmaha::mlkr_fit(x, y, A0, o, kmaha_glue::lbfgs_minimizer(c.interrupt), log, c);
-    Rcpp::List out = Rcpp::List::create(
-        Rcpp::Named("map") = r.map, Rcpp::Named("value") = r.value,
-        Rcpp::Named("iterations") = r.iterations,
-        Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
-        Rcpp::Named("converged") = r.converged, Rcpp::Named("stop") = r.stop,
-        Rcpp::Named("gradient_norm") = r.gradient_norm,
-        Rcpp::Named("start_scale") = r.start_scale,
-        Rcpp::Named("flat_start") = r.flat_start, Rcpp::Named("fail") = r.fail,
-        Rcpp::Named("message") = r.message, Rcpp::Named("isa") = r.isa,
-        Rcpp::Named("span_rank") = static_cast<int>(r.span_rank),
-        Rcpp::Named("fitted") = Rcpp::NumericVector(r.fitted.begin(), r.fitted.end()));
+    Rcpp::List out = kmaha_glue::fit_result_list(r);
+    out["span_rank"] = static_cast<int>(r.span_rank);
+    out["fitted"] = Rcpp::NumericVector(r.fitted.begin(), r.fitted.end());
     out["y_center"] = r.y_center;
     out["y_scale"] = r.y_scale;
     out["score"] = kmaha_glue::score_heldout_regress(score, x, y, r.map, c);

@@ -71,16 +71,7 @@ Rcpp::List cpp_nca_fit(const arma::mat& x, const arma::ivec& y,
     const kmaha::nca_fit_result r = kmaha::nca_fit(
         x, yy, nca_start_from_r(A0, identity_rows, in_span), reg.isNotNull() ? &R : nullptr,
         o, kmaha_glue::lbfgs_minimizer(c.interrupt), log, c);
-    Rcpp::List out = Rcpp::List::create(
-        Rcpp::Named("map") = r.map, Rcpp::Named("value") = r.value,
-        Rcpp::Named("iterations") = r.iterations,
-        Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
-        Rcpp::Named("converged") = r.converged, Rcpp::Named("stop") = r.stop,
-        Rcpp::Named("gradient_norm") = r.gradient_norm,
-        Rcpp::Named("start_scale") = r.start_scale,
-        Rcpp::Named("flat_start") = r.flat_start,
-        Rcpp::Named("fail") = r.fail, Rcpp::Named("message") = r.message,
-        Rcpp::Named("isa") = r.isa);
+    Rcpp::List out = kmaha_glue::fit_result_list(r);
     out["span_rank"] = static_cast<int>(r.span_rank);
     out["start_log_norm"] = r.start_log_norm;
     out["score"] = kmaha_glue::score_heldout(score, x, yy, r.map, c);

@@ -252,6 +252,22 @@ inline kmaha::minimizer_fn lbfgs_minimizer(kmaha::interrupt_fn interrupt) {
   };
 }
 
+// The fields the results of the drivers share (kmaha::nca_fit_result,
+// kmaha::mlkr_fit_result: the map, the objective and how the minimiser ran),
+// in this order, as an R list; the caller appends its own fields.
+template <class FitResult>
+Rcpp::List fit_result_list(const FitResult& r) {
+  return Rcpp::List::create(
+      Rcpp::Named("map") = r.map, Rcpp::Named("value") = r.value,
+      Rcpp::Named("iterations") = r.iterations,
+      Rcpp::Named("trace") = Rcpp::NumericVector(r.trace.begin(), r.trace.end()),
+      Rcpp::Named("converged") = r.converged, Rcpp::Named("stop") = r.stop,
+      Rcpp::Named("gradient_norm") = r.gradient_norm,
+      Rcpp::Named("start_scale") = r.start_scale,
+      Rcpp::Named("flat_start") = r.flat_start, Rcpp::Named("fail") = r.fail,
+      Rcpp::Named("message") = r.message, Rcpp::Named("isa") = r.isa);
+}
+
 }  // namespace kmaha_glue
 
 #endif  // KMAHA_OPTIM_H

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 #include "common.hpp"
@@ -39,6 +40,44 @@ struct minimize_result {
 // Exceptions of f (kmaha::interrupted included) propagate.
 using minimizer_fn = std::function<minimize_result(
     const objective_fn&, const arma::vec&, int /* max_iter */, double /* tol */)>;
+
+// Progress lines of a driver when verbose (the glue prints them); empty:
+// silent.
+using log_fn = std::function<void(const std::string&)>;
+
+// The minimiser's view of an objective on d x D maps: the parameters are
+// the map vectorised (column-major), eval(A, &G) returns f(A) and writes the
+// gradient into G (a d x D view of the minimiser's gradient vector); `log`
+// (may be empty; must outlive the result) gets a line per evaluation.
+template <class Eval>
+objective_fn map_objective(arma::uword d, arma::uword D, Eval eval, const log_fn& log) {
+  int evals = 0;
+  return [d, D, eval, &log, evals](const arma::vec& par, arma::vec& g) mutable -> double {
+    const arma::mat A(const_cast<double*>(par.memptr()), d, D, false, true);
+    // The gradient is written straight into g (same d*D doubles).
+    g.set_size(d * D);
+    arma::mat G(g.memptr(), d, D, false, true);
+    const double f = eval(A, &G);
+    ++evals;
+    if (log) {
+      std::ostringstream s;
+      s << "  evaluation " << evals << ": objective " << f << ", gradient norm "
+        << arma::norm(g, 2);
+      log(s.str());
+    }
+    return f;
+  };
+}
+
+// The line a driver logs when the minimiser has returned, with the
+// objective `value` at the parameters returned.
+inline void log_minimize_end(const log_fn& log, const minimize_result& mr, double value) {
+  if (!log) return;
+  std::ostringstream s;
+  s << "L-BFGS-B: " << mr.message << " after " << mr.evaluations << " evaluations ("
+    << mr.stop << "); objective " << value;
+  log(s.str());
+}
 
 }  // namespace kmaha
 

@@ -26,15 +26,15 @@
 // The rows of W sum to zero (sum_j p_ij (yhat_i - y_j) = yhat_i - yhat_i), as
 // NCA's do; their computed sums, rounding-level, are kept anyway.
 //
-// Evaluation is NCA's (nca.hpp): rows in blocks of b, one product Z_I Z' per
+// Evaluation is NCA's, by the driver both share (blocked_rows.hpp): rows in blocks of b, one product Z_I Z' per
 // block turned in place into distances, a numerically safe softmax (each
 // row's smallest distance subtracted before exponentiating, so the largest
 // weight is exp(0) = 1 and no finite input gives 0/0 or overflows), then the
 // prediction and the gradient weights W_I; W Z is produced block by block
 // and W' Z accumulated per slot of dealt_for() (parallel.hpp), so memory is
 // O(n d + n D) plus b x n per thread, never n x n and never per pair.  The
-// vectorised exponential and the rescaling of extreme coordinates are NCA's
-// (nca_detail::exp_nonpos(), nca_detail::rescale_rows()).
+// vectorised exponential is NCA's (nca_detail::exp_nonpos()), the rescaling
+// of extreme coordinates the driver's (rescale_rows()).
 //
 // The driver, mlkr_fit().
 //  * The response is standardized first (centred, divided by its standard
@@ -77,6 +77,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "blocked_rows.hpp"
 #include "common.hpp"
 #include "context.hpp"
 #include "gemm.hpp"
@@ -100,45 +101,13 @@ KMAHA_ALWAYS_INLINE double kernel_row_body(double* t, const double* nz,
                                            const double* y, std::size_t n,
                                            std::size_t i, bool grad, double c,
                                            double* yhat) {
-  const double nzi = nz[i];
-  const double inf = std::numeric_limits<double>::infinity();
-  std::size_t j = 0;
-  double m = inf;
-#ifdef KMAHA_NCA_VECTOR
-  constexpr std::size_t W = sizeof(V) / sizeof(double);
-  {
-    V zero, vm;
-    nca_detail::vsplat(zero, 0.0);
-    nca_detail::vsplat(vm, inf);
-    for (; j + W <= n; j += W) {
-      V a, b;
-      nca_detail::vload(a, nz + j);
-      nca_detail::vload(b, t + j);
-      V v = nzi + a - 2.0 * b;
-      v = v < zero ? zero : v;
-      nca_detail::vstore(t + j, v);
-      vm = v < vm ? v : vm;
-    }
-    for (std::size_t k = 0; k < W; ++k) m = vm[k] < m ? vm[k] : m;
-  }
-#endif
-  for (; j < n; ++j) {
-    double v = nzi + nz[j] - 2.0 * t[j];
-    v = v < 0.0 ? 0.0 : v;
-    t[j] = v;
-    m = v < m ? v : m;
-  }
-  // The diagonal takes no part: the minimum without it.
-  if (t[i] <= m) {
-    t[i] = inf;
-    m = inf;
-    for (std::size_t k = 0; k < n; ++k) m = t[k] < m ? t[k] : m;
-  }
-  t[i] = inf;
+  // distances (clamped at 0) and their minimum without the diagonal (NCA's)
+  const double m = nca_detail::distance_row<V>(t, nz, n, i);
   // e_ij = exp(m - d_ij) <= 1, their sum and their sum weighted by y.
   double s = 0.0, sy = 0.0;
-  j = 0;
+  std::size_t j = 0;
 #ifdef KMAHA_NCA_VECTOR
+  constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V vs, vsy;
     nca_detail::vsplat(vs, 0.0);
@@ -218,8 +187,8 @@ class mlkr_objective {
   // interrupt callback (a copy is kept).
   mlkr_objective(const arma::mat& X, const arma::vec& y, double lambda,
                  arma::uword block, const context& ctx)
-      : lambda_(lambda), nt_(usable_threads(ctx.threads)), isa_(ctx.kernels),
-        ctx_(ctx), X_(X.each_row() - arma::mean(X, 0)), y_(y) {
+      : lambda_(lambda), isa_(ctx.kernels), X_(X.each_row() - arma::mean(X, 0)),
+        y_(y), rows_(X.n_rows, block, ctx) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("mlkr: at least two observations are needed");
     if (y.n_elem != n) throw error("mlkr: the response and the rows differ in length");
@@ -229,18 +198,12 @@ class mlkr_objective {
       throw error("mlkr: lambda must be finite and non-negative");
     if (isa_ == isa::avx2 && !cpu_has_avx2_fma())
       throw error("mlkr: the AVX2+FMA kernels are not available here");
-    if (block == 0) {
-      // NCA's rule: about 1 MiB per thread for the b x n block.
-      const double target = 131072.0 / static_cast<double>(n);
-      block = static_cast<arma::uword>(std::max(16.0, std::min(256.0, target)));
-    }
-    block_ = std::min<arma::uword>(block, n);
   }
 
   arma::uword n_obs() const { return X_.n_rows; }
   arma::uword n_features() const { return X_.n_cols; }
   const char* isa_name() const { return kmaha::isa_name(isa_); }
-  void set_min_parallel_flops(double flops) { min_parallel_flops = flops; }
+  void set_min_parallel_flops(double flops) { rows_.min_parallel_flops = flops; }
 
   // Objective at A (d x D); the gradient goes to *grad and the leave-one-out
   // predictions to *yhat when they are non-null.
@@ -250,165 +213,49 @@ class mlkr_objective {
     if (A.n_cols != D) throw error("mlkr: the map must have one column per feature");
     if (d == 0) throw error("mlkr: the map must have at least one row");
     if (!A.is_finite()) throw error("mlkr: the map has non-finite entries");
-    const bool want_grad = grad != nullptr;
-    const std::ptrdiff_t N = static_cast<std::ptrdiff_t>(n);
-    const std::ptrdiff_t Dd = static_cast<std::ptrdiff_t>(D);
-    const std::ptrdiff_t dd = static_cast<std::ptrdiff_t>(d);
-    const std::ptrdiff_t b = static_cast<std::ptrdiff_t>(block_);
-    const std::ptrdiff_t nblocks = (N + b - 1) / b;
-    const double flops = 6.0 * static_cast<double>(n) * static_cast<double>(n) *
-                         static_cast<double>(d);
-    const int nt = flops < min_parallel_flops
-                       ? 1
-                       : static_cast<int>(std::min<std::ptrdiff_t>(nt_, nblocks));
+    // The data term through the blocked driver (blocked_rows.hpp): row i's
+    // term is its squared residual (kernel_row_body()), with the row sums
+    // of W kept.
     workspace& w = ws_;
-    w.Z.set_size(n, d);
-    gemm(isa_, N, dd, Dd, cview::col_major(X_.memptr(), N),
-         cview::transposed(A.memptr(), dd), w.Z.memptr(), 1, N, false, w.buf);
-    check_interrupt(ctx_.interrupt);
-    const double c = nca_detail::rescale_rows(w.Z);
+    w.yhat.set_size(n);
+    const double* y = y_.memptr();
+    double* yh = w.yhat.memptr();
+    double c = 1.0;
+    double f = rows_.evaluate(
+        X_, A, grad, true,
+        [&](double* t, std::size_t i, bool g, double cc, const double* nz) {
+          return mlkr_detail::kernel_row(isa_, t, nz, y, n, i, g, cc, yh + i);
+        },
+        &c);
     if (!std::isfinite(c)) {
       // X A' overflows: every kernel weight but the nearest is 0 in any
       // case; report the objective as infinite (the minimiser backs off).
-      if (want_grad) grad->zeros(d, D);
       if (yhat) {
         yhat->set_size(n);
         yhat->fill(arma::datum::nan);
       }
       return std::numeric_limits<double>::infinity();
     }
-    w.Zt = w.Z.t();
-    w.nz = arma::sum(arma::square(w.Z), 1);
-    w.yhat.set_size(n);
-    w.rowsum.set_size(n);
-    const double* Z = w.Z.memptr();
-    const double* Zt = w.Zt.memptr();
-    const double* nz = w.nz.memptr();
-    const double* y = y_.memptr();
-    double* yh = w.yhat.memptr();
-    double* rs = w.rowsum.memptr();
-    if (want_grad) w.WZ.set_size(n, d);
-    double* WZ = w.WZ.memptr();
-    const std::size_t slots = nt <= 1 ? 1 : std::min<std::size_t>(
-        4 * static_cast<std::size_t>(nt), static_cast<std::size_t>(nblocks));
-    if (w.sums.size() < slots) w.sums.resize(slots);
-    for (slot_sums& ts : w.sums) ts.used = false;
-    per_thread<block_scratch>& scratch = w.scratch(nt);
-    const double block_flops = flops / static_cast<double>(nblocks);
-    const std::ptrdiff_t chunk = std::max<std::ptrdiff_t>(
-        static_cast<std::ptrdiff_t>(slots),
-        static_cast<std::ptrdiff_t>(chunk_flops / std::max(block_flops, 1.0)));
-    dealt_for(
-        static_cast<std::size_t>(nblocks), slots, ctx_.with_threads(nt),
-        [&](std::size_t task, std::size_t slot) {
-          slot_sums& ts = w.sums[slot];
-          block_scratch& bs = scratch.local();
-          if (!ts.used) {
-            ts.used = true;
-            ts.f = 0.0;
-            if (want_grad) {
-              ts.acc.zeros(n, d);
-              ts.col.zeros(n);
-            }
-          }
-          bs.T.resize(static_cast<std::size_t>(b * N));
-          const std::ptrdiff_t i0 = static_cast<std::ptrdiff_t>(task) * b;
-          const std::ptrdiff_t len = std::min(b, N - i0);
-          double* T = bs.T.data();
-          // T = Z_I Z' (len x n, row-major)
-          gemm(isa_, len, N, dd, cview{Zt + i0 * dd, dd, 1}, cview{Z, N, 1}, T, N, 1,
-               false, bs.buf);
-          double fsum = 0.0;
-          for (std::ptrdiff_t r = 0; r < len; ++r) {
-            const std::size_t i = static_cast<std::size_t>(i0 + r);
-            fsum += mlkr_detail::kernel_row(isa_, T + r * N, nz, y, n, i, want_grad, c,
-                                            yh + i);
-          }
-          ts.f += fsum;
-          if (!want_grad) return;
-          // rows I of W Z; W_I' Z_I accumulated; the row and column sums of W_I
-          gemm(isa_, len, dd, N, cview{T, N, 1}, cview{Zt, dd, 1}, WZ + i0, 1, N,
-               false, bs.buf);
-          gemm(isa_, N, dd, len, cview{T, 1, N}, cview{Zt + i0 * dd, dd, 1},
-               ts.acc.memptr(), 1, N, true, bs.buf);
-          double* col = ts.col.memptr();
-          for (std::ptrdiff_t r = 0; r < len; ++r) {
-            const double* tr = T + r * N;
-            double row = 0.0;
-            for (std::ptrdiff_t j = 0; j < N; ++j) {
-              col[j] += tr[j];
-              row += tr[j];
-            }
-            rs[i0 + r] = row;
-          }
-        },
-        static_cast<std::size_t>(chunk));
-
-    double f = 0.0;
-    for (const slot_sums& ts : w.sums)
-      if (ts.used) f += ts.f;
-    if (lambda_ > 0.0) f += lambda_ * arma::accu(arma::square(A));
-    if (yhat) *yhat = w.yhat;
-    if (!want_grad) return f;
-    arma::vec deg = w.rowsum;
-    for (const slot_sums& ts : w.sums) {
-      if (!ts.used) continue;
-      w.WZ += ts.acc;
-      deg += ts.col;
+    if (lambda_ > 0.0) {
+      f += lambda_ * arma::accu(arma::square(A));
+      if (grad != nullptr) *grad += (2.0 * lambda_) * A;
     }
-    // Lap Z = (rowsum + colsum) .* Z - (W Z + W' Z); the gradient 2 (Lap Z)' X
-    // (Z here is Z / c).
-    w.WZ = w.Z.each_col() % deg - w.WZ;
-    grad->set_size(d, D);
-    gemm(isa_, dd, Dd, N, cview::transposed(w.WZ.memptr(), N),
-         cview::col_major(X_.memptr(), N), grad->memptr(), 1, dd, false, w.buf);
-    check_interrupt(ctx_.interrupt);
-    *grad *= 2.0;
-    if (c != 1.0) *grad *= c;
-    if (lambda_ > 0.0) *grad += (2.0 * lambda_) * A;
+    if (yhat) *yhat = w.yhat;
     return f;
   }
 
  private:
   double lambda_;
-  int nt_;
   isa isa_;
-  context ctx_;
   arma::mat X_;
   arma::vec y_;
-  arma::uword block_ = 64;
-  struct slot_sums {
-    arma::mat acc;  // n x d: sum of W_I' Z_I
-    arma::vec col;  // n: column sums of W
-    double f = 0.0;
-    bool used = false;
-  };
-  struct block_scratch {
-    std::vector<double> T;  // b x n block, row-major
-    gemm_buffers buf;
-  };
+  blocked_rows rows_;
   // Scratch of evaluate(), kept between calls (one object must not be
   // evaluated from several threads at once).
   struct workspace {
-    arma::mat Z, Zt, WZ;
-    arma::vec nz, yhat, rowsum;
-    gemm_buffers buf;
-    std::vector<slot_sums> sums;
-    std::unique_ptr<per_thread<block_scratch>> blocks;
-    int block_threads = 0;
-    per_thread<block_scratch>& scratch(int nt) {
-      if (!blocks || block_threads != nt) {
-        blocks.reset(new per_thread<block_scratch>(nt));
-        block_threads = nt;
-      }
-      return *blocks;
-    }
+    arma::vec yhat;
   };
   mutable workspace ws_;
-
- public:
-  double min_parallel_flops = 2.0e7;
-  double chunk_flops = 2.0e8;
 };
 
 // The factor s of the automatic start (see the file comment): 1 / sqrt of
@@ -424,7 +271,7 @@ inline double mlkr_start_scale(const arma::mat& X, const arma::mat& A0, isa kern
   for (arma::uword q = 0; q < m; ++q)
     idx[q] = static_cast<arma::uword>((static_cast<double>(q) * n) / m);
   arma::mat Z = apply_map(arma::mat(X.rows(idx)), A0, kernels);
-  const double c = nca_detail::rescale_rows(Z);  // Z / c, c a power of two
+  const double c = rescale_rows(Z);  // Z / c, c a power of two
   if (!std::isfinite(c)) return 1.0;
   const arma::vec nz = arma::sum(arma::square(Z), 1);
   const arma::mat G = Z * Z.t();
@@ -475,7 +322,7 @@ struct mlkr_fit_result {
 inline mlkr_fit_result mlkr_fit(const arma::mat& X, const arma::vec& y,
                                 const arma::mat& A0, const mlkr_fit_options& o,
                                 const minimizer_fn& minimize,
-                                const std::function<void(const std::string&)>& log,
+                                const log_fn& log,
                                 const context& ctx) {
   const arma::uword n = X.n_rows, D = X.n_cols;
   if (n < 2) throw error("mlkr: at least two observations are needed");
@@ -513,31 +360,13 @@ inline mlkr_fit_result mlkr_fit(const arma::mat& X, const arma::vec& y,
   }
   const mlkr_objective obj(Xr, ys, o.lambda, 0, ctx);
   const arma::uword d = A.n_rows;
-  int evals = 0;
-  const objective_fn fg = [&](const arma::vec& par, arma::vec& g) -> double {
-    const arma::mat Am(const_cast<double*>(par.memptr()), d, Dr, false, true);
-    g.set_size(d * Dr);
-    arma::mat G(g.memptr(), d, Dr, false, true);
-    const double f = obj.evaluate(Am, &G);
-    ++evals;
-    if (log) {
-      std::ostringstream s;
-      s << "  evaluation " << evals << ": objective " << f << ", gradient norm "
-        << arma::norm(g, 2);
-      log(s.str());
-    }
-    return f;
-  };
+  const objective_fn fg = map_objective(
+      d, Dr, [&obj](const arma::mat& Am, arma::mat* G) { return obj.evaluate(Am, G); }, log);
   minimize_result mr = minimize(fg, arma::vectorise(A), o.max_iter, o.tol);
   arma::mat Af = arma::reshape(mr.par, d, Dr);
   arma::vec yh;
   res.value = obj.evaluate(Af, nullptr, &yh);
-  if (log) {
-    std::ostringstream s;
-    s << "L-BFGS-B: " << mr.message << " after " << mr.evaluations
-      << " evaluations (" << mr.stop << "); objective " << res.value;
-    log(s.str());
-  }
+  log_minimize_end(log, mr, res.value);
   res.fitted = res.y_center + sd * yh;
   res.iterations = mr.evaluations;
   res.trace = std::move(mr.trace);

@@ -29,6 +29,8 @@
 // matrix and never a per-pair outer product.  Rows are sorted by class once,
 // which makes every "same class" set a contiguous column range.
 //
+// The blocked, multi-threaded pass over the rows is blocked_rows.hpp (shared
+// with MLKR, mlkr.hpp); NCA supplies the softmax row and the regulariser.
 // Every product goes through kmaha::gemm (gemm.hpp) on Armadillo memory, and
 // the product kernels and the softmax row run in the instruction set of the
 // caller's context (isa::avx2 or isa::baseline).  Row blocks are dealt to
@@ -46,6 +48,7 @@
 #include <memory>
 #include <numeric>
 #include <vector>
+#include "blocked_rows.hpp"
 #include "common.hpp"
 #include "context.hpp"
 #include "distances.hpp"
@@ -141,24 +144,19 @@ inline double exp_nonpos_scalar(double x) {
   return x < -708.0 ? 0.0 : std::exp(x);
 }
 
-// Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
-// is overwritten with p_ij, or with the gradient weights W_ij when grad is
-// true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
-// are the vector types (W doubles) of the instruction set.  The inner
-// products may be those of Z / c (c a power of two, see evaluate()): the
-// distances are then multiplied by c^2 (as (d c) c, which keeps 0 at 0
-// even when c^2 overflows) before exponentiating.
-template <class V, class VL>
-KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
-                                            std::size_t n, std::size_t i,
-                                            std::size_t cs, std::size_t ce,
-                                            bool grad, double c) {
+// Sweep 1 of a row of the block (NCA's softmax row, MLKR's kernel row,
+// mlkr.hpp): t holds the inner products z_i . z_j (j = 0..n-1), nz the
+// squared norms; t is overwritten with the squared distances d_ij (clamped
+// at 0) and t[i] with +infinity (the diagonal takes no part).  Returns the
+// smallest d_ij, j != i.
+template <class V>
+KMAHA_ALWAYS_INLINE double distance_row(double* t, const double* nz, std::size_t n,
+                                        std::size_t i) {
   const double nzi = nz[i];
   const double inf = std::numeric_limits<double>::infinity();
   std::size_t j = 0;
   double m = inf;
 #ifdef KMAHA_NCA_VECTOR
-  // Sweep 1: distances (clamped at 0) and their minimum.
   constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V zero, vm;
@@ -183,17 +181,34 @@ KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
     m = v < m ? v : m;
   }
   // The diagonal is excluded: recompute the minimum without it if needed.
-  const double tii = t[i];
-  if (tii <= m) {
+  if (t[i] <= m) {
     t[i] = inf;
     m = inf;
     for (std::size_t k = 0; k < n; ++k) m = t[k] < m ? t[k] : m;
   }
   t[i] = inf;
+  return m;
+}
+
+// Row i of the block: t holds the inner products z_i . z_j (j = 0..n-1) and
+// is overwritten with p_ij, or with the gradient weights W_ij when grad is
+// true.  [cs, ce) is the column range of i's class.  Returns p_i.  V and VL
+// are the vector types (W doubles) of the instruction set.  The inner
+// products may be those of Z / c (c a power of two, see evaluate()): the
+// distances are then multiplied by c^2 (as (d c) c, which keeps 0 at 0
+// even when c^2 overflows) before exponentiating.
+template <class V, class VL>
+KMAHA_ALWAYS_INLINE double softmax_row_body(double* t, const double* nz,
+                                            std::size_t n, std::size_t i,
+                                            std::size_t cs, std::size_t ce,
+                                            bool grad, double c) {
+  // Sweep 1: distances (clamped at 0) and their minimum.
+  const double m = distance_row<V>(t, nz, n, i);
   // Sweep 2: e_ij = exp(m - d_ij) (<= 1, the nearest neighbour gives 1).
   double s = 0.0;
-  j = 0;
+  std::size_t j = 0;
 #ifdef KMAHA_NCA_VECTOR
+  constexpr std::size_t W = sizeof(V) / sizeof(double);
   {
     V vs;
     vsplat(vs, 0.0);
@@ -256,21 +271,6 @@ inline double softmax_row(isa s, double* t, const double* nz, std::size_t n,
   return softmax_row_baseline(t, nz, n, i, cs, ce, grad, c);
 }
 
-// Divides Z by the power of two c nearest above max |Z| when the squared
-// norms of its rows could overflow (or underflow), and returns c (1 when Z
-// is left alone).  Returns infinity when Z has non-finite entries.
-inline double rescale_rows(arma::mat& Z) {
-  const double zmax = Z.n_elem ? arma::abs(Z).max() : 0.0;
-  if (!std::isfinite(zmax)) return std::numeric_limits<double>::infinity();
-  if (!(zmax > 0.0) || (zmax <= std::ldexp(1.0, 480) && zmax >= std::ldexp(1.0, -480)))
-    return 1.0;
-  int e = 0;
-  std::frexp(zmax, &e);
-  e = std::min(e, 1023);  // c itself must be finite
-  Z *= std::ldexp(1.0, -e);
-  return std::ldexp(1.0, e);
-}
-
 }  // namespace nca_detail
 
 class nca_objective {
@@ -283,8 +283,8 @@ class nca_objective {
   // cpu_has_avx2_fma()) and interrupt callback; the object keeps a copy.
   nca_objective(const arma::mat& X, const arma::uvec& y, double lambda,
                 const arma::mat* reg, arma::uword block, const context& ctx)
-      : lambda_(lambda), reg_(reg), nt_(usable_threads(ctx.threads)),
-        isa_(ctx.kernels), ctx_(ctx) {
+      : lambda_(lambda), reg_(reg), isa_(ctx.kernels), ctx_(ctx),
+        rows_(X.n_rows, block, ctx) {
     const arma::uword n = X.n_rows;
     if (n < 2) throw error("nca: at least two observations are needed");
     if (y.n_elem != n) throw error("nca: labels and rows differ in length");
@@ -311,19 +311,12 @@ class nca_objective {
       }
       i = j;
     }
-    if (block == 0) {
-      // Aim at ~1 MiB per thread for the b x n work block, b in [16, 256]
-      // (measured on satellite, d = 36: b = 32 beat 16 and 64 at n = 4000).
-      const double target = 131072.0 / static_cast<double>(n);
-      block = static_cast<arma::uword>(std::max(16.0, std::min(256.0, target)));
-    }
-    block_ = std::min<arma::uword>(block, n);
   }
 
   arma::uword n_obs() const { return Xs_.n_rows; }
   arma::uword n_features() const { return Xs_.n_cols; }
-  int threads() const { return nt_; }
-  void set_min_parallel_flops(double flops) { min_parallel_flops = flops; }
+  int threads() const { return rows_.threads(); }
+  void set_min_parallel_flops(double flops) { rows_.min_parallel_flops = flops; }
   // The regulariser reg(A), without lambda: ||A||_F^2 or trace(A R A').
   double reg_value(const arma::mat& A) const {
     if (reg_ == nullptr) return arma::accu(arma::square(A));
@@ -351,7 +344,7 @@ class nca_objective {
          cview::transposed(A0.memptr(), static_cast<std::ptrdiff_t>(d)),
          Z.memptr(), 1, static_cast<std::ptrdiff_t>(n), false, buf);
     check_interrupt(ctx_.interrupt);
-    const double c = nca_detail::rescale_rows(Z);
+    const double c = rescale_rows(Z);
     if (!std::isfinite(c)) return 1.0;
     // Distances formed from inner products leave duplicated points a
     // rounding-level distance instead of 0: below this they count as 0.
@@ -384,146 +377,33 @@ class nca_objective {
     if (A.n_cols != D) throw error("nca: the map must have one column per feature");
     if (d == 0) throw error("nca: the map must have at least one row");
     if (!A.is_finite()) throw error("nca: the map has non-finite entries");
-    const bool want_grad = grad != nullptr;
-    const std::ptrdiff_t N = static_cast<std::ptrdiff_t>(n);
     const std::ptrdiff_t Dd = static_cast<std::ptrdiff_t>(D);
     const std::ptrdiff_t dd = static_cast<std::ptrdiff_t>(d);
-    const std::ptrdiff_t b = static_cast<std::ptrdiff_t>(block_);
-    const std::ptrdiff_t nblocks = (N + b - 1) / b;
-    // Threads pay off only when a block pass has enough work; the flop count
-    // of one evaluation is about 6 n^2 d.
-    const double flops = 6.0 * static_cast<double>(n) * static_cast<double>(n) *
-                         static_cast<double>(d);
-    const int nt = flops < min_parallel_flops
-                       ? 1
-                       : static_cast<int>(std::min<std::ptrdiff_t>(nt_, nblocks));
-
-    // Buffers persist between evaluations (an optimiser calls evaluate() with
-    // the same shapes over and over): no allocation, page faults or zeroing
-    // of fresh memory per call.
-    workspace& w = ws_;
-    // Z = X A' (n x d) and its transpose Zt (d x n: the rows of Z, each
-    // contiguous), and the squared row norms.
-    w.Z.set_size(n, d);
-    gemm(isa_, N, dd, Dd, cview::col_major(Xs_.memptr(), N),
-         cview::transposed(A.memptr(), dd), w.Z.memptr(), 1, N, false, w.buf);
-    // (the products outside the block passes are polled after: n x D x d
-    // multiply-adds each, a large share of the work when D is about n, as
-    // for kernel rows)
-    check_interrupt(ctx_.interrupt);
-    // For finite inputs the objective stays finite: when the entries of Z
-    // are huge (or tiny) the distances are computed on Z / c, c a power of
-    // two, and scaled back inside the softmax (softmax_row_body()).  Only
-    // when X A' itself overflows is the objective +infinity.
-    const double c = nca_detail::rescale_rows(w.Z);
-    if (!std::isfinite(c)) {
-      if (want_grad) grad->zeros(d, D);
-      return std::numeric_limits<double>::infinity();
-    }
-    w.Zt = w.Z.t();
-    w.nz = arma::sum(arma::square(w.Z), 1);
-    const double* Z = w.Z.memptr();
-    const double* Zt = w.Zt.memptr();
-    const double* nz = w.nz.memptr();
-    if (want_grad) w.WZ.set_size(n, d);
-    double* WZ = w.WZ.memptr();
-    // The blocks are dealt to accumulators (slots) in a fixed order
-    // (dealt_for() of parallel.hpp), so the sums depend on the thread count
-    // only and a run is reproducible: one slot on one thread (the plain sums
-    // in block order), four per thread otherwise, which the threads take up
-    // as they come free.
-    const std::size_t slots = nt <= 1 ? 1 : std::min<std::size_t>(
-        4 * static_cast<std::size_t>(nt), static_cast<std::size_t>(nblocks));
-    if (w.sums.size() < slots) w.sums.resize(slots);
-    for (slot_sums& ts : w.sums) ts.used = false;
-    per_thread<block_scratch>& scratch = w.scratch(nt);
-    // Blocks are handed out in waves of about chunk_flops of work; the
-    // interrupt callback is polled between waves.
-    const double block_flops = flops / static_cast<double>(nblocks);
-    const std::ptrdiff_t chunk = std::max<std::ptrdiff_t>(
-        static_cast<std::ptrdiff_t>(slots),
-        static_cast<std::ptrdiff_t>(chunk_flops / std::max(block_flops, 1.0)));
-    dealt_for(
-        static_cast<std::size_t>(nblocks), slots, ctx_.with_threads(nt),
-        [&](std::size_t task, std::size_t slot) {
-          slot_sums& ts = w.sums[slot];
-          block_scratch& bs = scratch.local();
-          if (!ts.used) {
-            ts.used = true;
-            ts.f = 0.0;
-            if (want_grad) {
-              ts.acc.zeros(n, d);
-              ts.col.zeros(n);
-            }
-          }
-          bs.T.resize(static_cast<std::size_t>(b * N));
-          const std::ptrdiff_t i0 = static_cast<std::ptrdiff_t>(task) * b;
-          const std::ptrdiff_t len = std::min(b, N - i0);
-          double* T = bs.T.data();
-          // T = Z_I Z' (len x n, row-major).
-          gemm(isa_, len, N, dd, cview{Zt + i0 * dd, dd, 1}, cview{Z, N, 1}, T, N, 1,
-               false, bs.buf);
-          double fsum = 0.0;
-          for (std::ptrdiff_t r = 0; r < len; ++r) {
-            const std::size_t i = static_cast<std::size_t>(i0 + r);
-            fsum += nca_detail::softmax_row(isa_, T + r * N, nz, n, i, start_[i],
-                                            end_[i], want_grad, c);
-          }
-          ts.f -= fsum;
-          if (!want_grad) return;
-          // Rows I of W Z, and W_I' Z_I accumulated; T now holds W_I.
-          gemm(isa_, len, dd, N, cview{T, N, 1}, cview{Zt, dd, 1}, WZ + i0, 1, N,
-               false, bs.buf);
-          gemm(isa_, N, dd, len, cview{T, 1, N}, cview{Zt + i0 * dd, dd, 1},
-               ts.acc.memptr(), 1, N, true, bs.buf);
-          double* col = ts.col.memptr();
-          for (std::ptrdiff_t r = 0; r < len; ++r) {
-            const double* tr = T + r * N;
-            for (std::ptrdiff_t j = 0; j < N; ++j) col[j] += tr[j];
-          }
+    // The data term through the blocked driver (blocked_rows.hpp): row i's
+    // term is -p_i (softmax_row_body()), the rows sorted by class.
+    double c = 1.0;
+    double f = rows_.evaluate(
+        Xs_, A, grad, false,
+        [&](double* t, std::size_t i, bool g, double cc, const double* nz) {
+          return -nca_detail::softmax_row(isa_, t, nz, n, i, start_[i], end_[i], g, cc);
         },
-        static_cast<std::size_t>(chunk));
-
-    double f = 0.0;
-    for (const slot_sums& ts : w.sums)
-      if (ts.used) f += ts.f;
+        &c);
+    if (!std::isfinite(c)) return std::numeric_limits<double>::infinity();
     // The regulariser: lambda ||A||_F^2, or lambda tr(A R A') with A R
     // through the same product kernels (R is n x n for kernel-trick NCA).
-    arma::mat& AR = w.AR;
     if (lambda_ > 0.0) {
       if (reg_ == nullptr) {
         f += lambda_ * arma::accu(arma::square(A));
+        if (grad != nullptr) *grad += (2.0 * lambda_) * A;
       } else {
+        arma::mat& AR = ws_.AR;
         AR.set_size(d, D);
         gemm(isa_, dd, Dd, Dd, cview::col_major(A.memptr(), dd),
              cview::col_major(reg_->memptr(), Dd), AR.memptr(), 1, dd, false,
-             w.buf);
+             ws_.buf);
         check_interrupt(ctx_.interrupt);
         f += lambda_ * arma::accu(AR % A);
-      }
-    }
-    if (!want_grad) return f;
-
-    arma::vec colsum(n, arma::fill::zeros);
-    for (const slot_sums& ts : w.sums) {
-      if (!ts.used) continue;  // a slot that got no block
-      w.WZ += ts.acc;
-      colsum += ts.col;
-    }
-    // L Z = colsum .* Z - (W Z + W' Z), then the gradient 2 (L Z)' X (Z
-    // here is Z / c).
-    w.WZ = w.Z.each_col() % colsum - w.WZ;
-    grad->set_size(d, D);
-    gemm(isa_, dd, Dd, N, cview::transposed(w.WZ.memptr(), N),
-         cview::col_major(Xs_.memptr(), N), grad->memptr(), 1, dd, false, w.buf);
-    check_interrupt(ctx_.interrupt);
-    *grad *= 2.0;
-    if (c != 1.0) *grad *= c;
-    if (lambda_ > 0.0) {
-      if (reg_ == nullptr) {
-        *grad += (2.0 * lambda_) * A;
-      } else {
-        *grad += (2.0 * lambda_) * AR;
+        if (grad != nullptr) *grad += (2.0 * lambda_) * AR;
       }
     }
     return f;
@@ -532,48 +412,19 @@ class nca_objective {
  private:
   double lambda_;
   const arma::mat* reg_;
-  int nt_;
   isa isa_;
   context ctx_;
   arma::uvec order_;
   arma::mat Xs_;
   arma::uvec start_, end_;
-  arma::uword block_ = 64;
-  // Scratch memory of evaluate(), kept between calls.  One object must
-  // therefore not be evaluated from several threads at once.  One
-  // slot_sums per slot of dealt_for(), one block_scratch per thread.
-  struct slot_sums {
-    arma::mat acc;          // n x d: sum of W_I' Z_I
-    arma::vec col;          // n: column sums of W
-    double f = 0.0;
-    bool used = false;
-  };
-  struct block_scratch {
-    std::vector<double> T;  // b x n block, row-major
-    gemm_buffers buf;
-  };
+  blocked_rows rows_;
+  // Scratch of the regulariser tr(A R A'), kept between calls (one object
+  // must not be evaluated from several threads at once).
   struct workspace {
-    arma::mat Z, Zt, WZ, AR;
-    arma::vec nz;
+    arma::mat AR;
     gemm_buffers buf;
-    std::vector<slot_sums> sums;
-    std::unique_ptr<per_thread<block_scratch>> blocks;
-    int block_threads = 0;
-    per_thread<block_scratch>& scratch(int nt) {
-      if (!blocks || block_threads != nt) {
-        blocks.reset(new per_thread<block_scratch>(nt));
-        block_threads = nt;
-      }
-      return *blocks;
-    }
   };
   mutable workspace ws_;
-
- public:
-  // Below this many flops per evaluation one thread is used; waves of about
-  // chunk_flops separate the interrupt polls.
-  double min_parallel_flops = 2.0e7;
-  double chunk_flops = 2.0e8;
 };
 
 }  // namespace kmaha

@@ -63,9 +63,6 @@ struct nca_fit_result {
   double start_log_norm = 0;  // log ||A0||_F of the start in the solver's coordinates
 };
 
-// Progress lines when verbose (the glue prints them); empty: silent.
-using log_fn = std::function<void(const std::string&)>;
-
 namespace detail {
 
 // One run of the minimiser on obj from A0 (d x D).
@@ -74,33 +71,14 @@ inline nca_fit_result nca_minimize(const nca_objective& obj, const arma::mat& A0
                                    const minimizer_fn& minimize,
                                    const log_fn& log) {
   const arma::uword d = A0.n_rows, D = A0.n_cols;
-  int evals = 0;
-  const objective_fn fg = [&](const arma::vec& par, arma::vec& g) -> double {
-    const arma::mat A(const_cast<double*>(par.memptr()), d, D, false, true);
-    // The gradient is written straight into g (same d*D doubles).
-    g.set_size(d * D);
-    arma::mat G(g.memptr(), d, D, false, true);
-    const double f = obj.evaluate(A, &G);
-    ++evals;
-    if (log) {
-      std::ostringstream s;
-      s << "  evaluation " << evals << ": objective " << f << ", gradient norm "
-        << arma::norm(g, 2);
-      log(s.str());
-    }
-    return f;
-  };
+  const objective_fn fg = map_objective(
+      d, D, [&obj](const arma::mat& A, arma::mat* G) { return obj.evaluate(A, G); }, log);
   minimize_result res = minimize(fg, arma::vectorise(A0), o.max_iter, o.tol);
   nca_fit_result r;
   r.map = arma::reshape(res.par, d, D);
   // The value reported is the one at the returned parameters.
   r.value = res.value_at_par ? res.value : obj.evaluate(r.map, nullptr);
-  if (log) {
-    std::ostringstream s;
-    s << "L-BFGS-B: " << res.message << " after " << res.evaluations
-      << " evaluations (" << res.stop << "); objective " << r.value;
-    log(s.str());
-  }
+  log_minimize_end(log, res, r.value);
   r.iterations = res.evaluations;
   r.trace = std::move(res.trace);
   r.converged = res.converged;
