@@ -234,6 +234,38 @@ inline arma::uword automatic_dim(const arma::vec& ev, double rho) {
   return std::max<arma::uword>(1, c);
 }
 
+// The upper Cholesky factor R of a symmetric positive definite B (R'R = B),
+// in panels of `nb` columns (right-looking: LAPACK's factor of the diagonal
+// block, a triangular solve for the block row, a symmetric rank-nb update of
+// the rest), polling the interrupt after each panel, so that a time limit
+// acts during the O(n^3 / 3) factorization of a large Gram matrix.  False
+// when B is not numerically positive definite (as arma::chol()).
+inline bool chol_panels(arma::mat& R, const arma::mat& B, const interrupt_fn& interrupt,
+                        arma::uword nb = 256) {
+  const arma::uword n = B.n_rows;
+  // one panel: LAPACK's factor itself (the same numbers as before panels)
+  if (n <= nb) {
+    const bool ok = arma::chol(R, B);
+    check_interrupt(interrupt);
+    return ok;
+  }
+  arma::mat A = arma::symmatu(B);
+  R.zeros(n, n);
+  for (arma::uword j0 = 0; j0 < n; j0 += nb) {
+    const arma::uword j1 = std::min(n, j0 + nb) - 1;
+    arma::mat R11;
+    if (!arma::chol(R11, A.submat(j0, j0, j1, j1))) return false;
+    R.submat(j0, j0, j1, j1) = R11;
+    if (j1 + 1 < n) {
+      const arma::mat R12 = arma::solve(arma::trimatl(R11.t()), A.submat(j0, j1 + 1, j1, n - 1));
+      R.submat(j0, j1 + 1, j1, n - 1) = R12;
+      A.submat(j1 + 1, j1 + 1, n - 1, n - 1) -= R12.t() * R12;
+    }
+    check_interrupt(interrupt);
+  }
+  return true;
+}
+
 // Eigen-solve of a symmetric matrix and the DNE/KDNE dimension rule: the
 // eigenvectors of the `dim` smallest eigenvalues, or, with dim = 0, of the
 // automatic dimension for retention rho, with fixed signs.
@@ -391,7 +423,7 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   // A factor whose smallest pivot is at rounding level relative to the
   // largest diagonal entry comes from a numerically singular matrix.
   const double piv_tol = 10.0 * n * std::numeric_limits<double>::epsilon() * dmax;
-  if (!(dmax > 0.0) || !arma::chol(R, B) ||
+  if (!(dmax > 0.0) || !detail::chol_panels(R, B, ctx.interrupt) ||
       arma::min(arma::square(R.diag())) <= piv_tol) {
     throw error(error_kind::singular,
                 "kdne: K + eps I is not positive definite: the Gram matrix is "
