@@ -433,17 +433,20 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   // C = R^{-T} M R^{-1}, by two triangular solves, each in blocks of about
   // 2^28 multiply-adds with an interrupt poll after each block
   const arma::mat Rt = R.t();
-  auto solve_rt = [&](const arma::mat& B) {
+  const arma::uword step = std::max<arma::uword>(
+      1, static_cast<arma::uword>(268435456.0 / (static_cast<double>(n) * n)));
+  // T \ B for a triangular T (trimatl or trimatu of a factor), in column
+  // blocks of `step`
+  auto solve_blocks = [&](const auto& T, const arma::mat& B) {
     arma::mat X(B.n_rows, B.n_cols);
-    const arma::uword step = std::max<arma::uword>(
-        1, static_cast<arma::uword>(268435456.0 / (static_cast<double>(n) * n)));
     for (arma::uword c0 = 0; c0 < B.n_cols; c0 += step) {
       const arma::uword c1 = std::min(B.n_cols, c0 + step) - 1;
-      X.cols(c0, c1) = arma::solve(arma::trimatl(Rt), B.cols(c0, c1));
+      X.cols(c0, c1) = arma::solve(T, B.cols(c0, c1));
       check_interrupt(ctx.interrupt);
     }
     return X;
   };
+  auto solve_rt = [&](const arma::mat& B) { return solve_blocks(arma::trimatl(Rt), B); };
   const arma::mat T = solve_rt(M);
   arma::mat C = solve_rt(arma::mat(T.t()));
   C = 0.5 * (C + C.t());
@@ -464,7 +467,7 @@ inline kdne_result kdne_fit(const arma::mat& K, const dne_graph& g,
   const arma::mat Vd = detail::smallest_eigvecs(C, dim, "kdne", r.retention,
                                                 r.eigval, r.n_negative, r.dim, ctx.interrupt);
   check_interrupt(ctx.interrupt);
-  r.U = arma::solve(arma::trimatu(R), Vd).t();
+  r.U = solve_blocks(arma::trimatu(R), Vd).t();
   return r;
 }
 
