@@ -59,7 +59,8 @@ sets <- function() {
   servo <- md("Servo", "mlbench")
   oz <- md("Ozone", "mlbench")
   for (j in c("V1", "V2", "V3")) oz[[j]] <- as.numeric(oz[[j]])
-  cpus <- MASS::cpus
+  cpus <- md("cpus", "MASS")
+  bwt <- md("birthwt", "MASS")
   sac <- md("Sacramento", "modeldata")
   list(
     concrete = as_set(md("concrete", "modeldata"), "compressive_strength"),
@@ -71,9 +72,9 @@ sets <- function() {
     ozone = as_set(oz, "V4"),
     cpus = as_set(data.frame(cpus[, c("syct", "mmin", "mmax", "cach", "chmin", "chmax")],
                              perf = log(cpus$perf)), "perf"),
-    birthwt = as_set(MASS::birthwt[, setdiff(names(MASS::birthwt), "low")], "bwt"),
-    quakes = as_set(datasets::quakes, "mag"),
-    airquality = as_set(datasets::airquality, "Ozone"),
+    birthwt = as_set(bwt[, setdiff(names(bwt), "low")], "bwt"),
+    quakes = as_set(md("quakes", "datasets"), "mag"),
+    airquality = as_set(md("airquality", "datasets"), "Ozone"),
     sacramento = as_set(sac[, c("beds", "baths", "sqft", "type", "latitude", "longitude", "price")],
                         "price"))
 }

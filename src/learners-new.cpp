@@ -1,6 +1,6 @@
 // Glue for the learners of issue 34: LFDA (kmaha/lfda.hpp), RCA
 // (kmaha/rca.hpp), MMC (kmaha/mmc.hpp) and ITML (kmaha/itml.hpp).  R checks
-// every argument (R/lfda.R, R/rca.R, R/mmc.R, R/itml.R); the core's own
+// every argument (R/learner-lfda.R, R/learner-rca.R, R/learner-mmc.R, R/learner-itml.R); the core's own
 // checks are internal errors.
 #include "glue.h"
 #include "optim.h"
