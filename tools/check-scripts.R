@@ -10,7 +10,8 @@
 #   Rscript tools/check-scripts.R FILE_OR_DIR...   # only these scripts
 #   Rscript tools/check-scripts.R --self-test  # the check finds stale calls
 #   Rscript tools/check-scripts.R --defer-suggests [FILE_OR_DIR...]
-#       scripts that use a package of DESCRIPTION's Suggests which is not
+#       scripts that use a package `make suggests` installs (DESCRIPTION's Suggests
+#       and the benchmarks' references listed in tools/install-suggests.R) which is not
 #       installed are listed as deferred, not checked (.ci/run checks
 #       before the suggested frameworks are installed, then again after)
 # Prints one line per unresolved call, "file:line: name(): reason", and
@@ -417,11 +418,30 @@ self_test <- function(top, kmaha) {
   cat("check-scripts self-test: the three stale calls found, the sound script passes\n")
 }
 
-# The packages of DESCRIPTION's Suggests that script f attaches or names
-# with pkg:: or pkg::: and that are not installed.
-missing_suggests <- function(f, top) {
+# The packages that `make suggests` installs: DESCRIPTION's Suggests and
+# the references of the benchmarks (kknn, ranger, ...), which
+# tools/install-suggests.R lists in its `targets` and which are not
+# Suggests of the package because no code in the build uses them.
+suggested_packages <- function(top) {
   desc <- read.dcf(file.path(top, "DESCRIPTION"), fields = "Suggests")[1, 1]
   suggests <- trimws(sub("\\(.*", "", strsplit(gsub("\n", " ", desc), ",")[[1]]))
+  inst <- file.path(top, "tools", "install-suggests.R")
+  if (file.exists(inst)) {
+    for (e in as.list(parse(inst))) {
+      if (is.call(e) && identical(e[[1]], as.name("<-")) &&
+          identical(e[[2]], as.name("targets")) && is.call(e[[3]]) &&
+          identical(e[[3]][[1]], as.name("c"))) {
+        suggests <- c(suggests, unlist(as.list(e[[3]])[-1]))
+      }
+    }
+  }
+  unique(suggests)
+}
+
+# The packages `make suggests` installs (suggested_packages()) that script
+# f attaches or names with pkg:: or pkg::: and that are not installed.
+missing_suggests <- function(f, top) {
+  suggests <- suggested_packages(top)
   sc <- tryCatch(script_scope(f, top), error = function(e) NULL)
   pd <- utils::getParseData(parse(f, keep.source = TRUE))
   used <- unique(c(sc$attached, pd$text[pd$token == "SYMBOL_PACKAGE"]))
