@@ -550,7 +550,7 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
     if (!is.null(large)) {
       # chosen on a subsample: fitted on all rows (see large_settings())
       kernelized <- !cand$kind %in% c("linear", "euclidean")
-      cv <- large_choice_note(cv, large, kernelized)
+      cv <- large_choice_note(cv, large, kernelized, is_regression_scores(scores))
       base <- utils::modifyList(base, list(landmarks = large$landmarks, rank = large$fit_rank,
                                            large = NULL))
     }
@@ -630,15 +630,18 @@ large_settings <- function(n) {
 }
 
 # The reason and explanation of a choice made on the subsample of
-# large_settings() (`large`: the scores' record, with the rows drawn).
-large_choice_note <- function(cv, large, kernelized) {
+# large_settings() (`large`: the scores' record, with the rows drawn; the
+# subsample of a regression is a random one, of a classification
+# stratified by class).
+large_choice_note <- function(cv, large, kernelized, regression = FALSE) {
+  drawn <- if (regression) "random" else "stratified"
   fit <- if (!kernelized) "" else if (is.null(large$landmarks)) " with exact KPCA" else
     sprintf(" with Nystrom KPCA (%d landmarks, rank <= %d)", as.integer(large$landmarks),
             as.integer(large$fit_rank))
-  cv$reason <- sprintf("%s; chosen on a stratified subsample of %d of the %d rows, and fitted on all rows%s",
-                       cv$reason, length(large$rows), large$n_rows, fit)
-  cv$explain <- c(cv$explain, sprintf("Scored on a stratified subsample of %d of the %d rows; fitted on all rows%s.",
-                                      length(large$rows), large$n_rows, fit))
+  cv$reason <- sprintf("%s; chosen on a %s subsample of %d of the %d rows, and fitted on all rows%s",
+                       cv$reason, drawn, length(large$rows), large$n_rows, fit)
+  cv$explain <- c(cv$explain, sprintf("Scored on a %s subsample of %d of the %d rows; fitted on all rows%s.",
+                                      drawn, length(large$rows), large$n_rows, fit))
   cv
 }
 

@@ -174,6 +174,14 @@ test_that("above 1000 rows the choice is made on a subsample; above 2000 a kerne
   expect_match(c3$kernel_choice$cv$reason,
                "chosen on a stratified subsample of 200 of the 300 rows, and fitted on all rows with exact KPCA",
                fixed = TRUE)
+  # a regression's subsample is a random one (no classes to stratify by)
+  yr <- x[sub, 1] + sin(x[sub, 2]) + rnorm(300, sd = 0.1)
+  r3 <- kmaha(x[sub, ], yr, kernel = "cv", kernels = ks, seed = 1)
+  expect_identical(nrow(r3$embedding), 300L)
+  expect_match(r3$kernel_choice$cv$reason,
+               "chosen on a random subsample of 200 of the 300 rows, and fitted on all rows with exact KPCA",
+               fixed = TRUE)
+  expect_false(grepl("stratified", paste(r3$kernel_choice$cv$explain, collapse = " "), fixed = TRUE))
   # up to the first: all rows, no subsample
   c2 <- kmaha(x[1:200, ], y[1:200], learner = "dne", kernel = "cv", kernels = ks, seed = 1)
   expect_identical(length(c2$kernel_choice$cv$folds), 200L)
