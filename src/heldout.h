@@ -5,47 +5,52 @@
 #ifndef KMAHA_HELDOUT_H
 #define KMAHA_HELDOUT_H
 
-#include "glue.h"
-#include <kmaha/pipeline.hpp>
+#include "fitted.h"
+#include <string>
 
 namespace kmaha_glue {
 
-// `score`: NULL, or list(x = held-out coordinates (m x r, the feature map's
-// coordinates of the held-out rows), k (one or several numbers of
-// neighbours), classes, and optionally dim: the map's leading rows the model
-// keeps).  With the training coordinates x (n x r), their labels y (0-based)
-// and the learned map L0 (d x r): the 1-based classes of each held-out row
-// voted by its k nearest training points in the learned metric, an m x
-// length(k) integer matrix, one column per k, from one neighbour search
-// (R_NilValue without `score`).
+// A fold's `score` request: list(x = held-out coordinates (m x r, the
+// feature map's coordinates of the held-out rows), k (one or several
+// numbers of neighbours), optionally dim (the map's leading rows the model
+// keeps), and classes (classification) or weights ("distance", "uniform"
+// or "kernel"; regression)), read for a fit on n training rows.
+struct heldout_request {
+  arma::mat x;
+  arma::uvec ks;      // each at most n
+  arma::uword dim = 0;  // 0: every row of the map
+  explicit heldout_request(const Rcpp::List& s, arma::uword n) : x(Rcpp::as<arma::mat>(s["x"])) {
+    const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
+    if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
+    ks.set_size(kr.size());
+    for (R_xlen_t j = 0; j < kr.size(); ++j) {
+      if (kr[j] == NA_INTEGER || kr[j] < 1)
+        throw kmaha::error("score: k must be positive whole numbers");
+      ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), n);
+    }
+    if (s.containsElementNamed("dim")) {
+      const int d = Rcpp::as<int>(s["dim"]);
+      if (d < 1) throw kmaha::error("score: dim must be a positive whole number");
+      dim = static_cast<arma::uword>(d);
+    }
+  }
+};
+
+// With the training coordinates x (n x r), their labels y (0-based) and
+// the learned map L0 (d x r): the 1-based classes of each held-out row of
+// `score` (NULL, or a heldout_request with `classes`) voted by its k
+// nearest training points in the learned metric, an m x length(k) integer
+// matrix, one column per k, from one neighbour search (R_NilValue without
+// `score`).
 inline SEXP score_heldout(SEXP score, const arma::mat& x, const arma::uvec& y,
                           const arma::mat& L0, const kmaha::context& c) {
   if (Rf_isNull(score)) return R_NilValue;
   const Rcpp::List s(score);
-  const arma::mat xte = Rcpp::as<arma::mat>(s["x"]);
-  const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
-  if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
-  arma::uvec ks(kr.size());
-  for (R_xlen_t j = 0; j < kr.size(); ++j) {
-    if (kr[j] == NA_INTEGER || kr[j] < 1)
-      throw kmaha::error("score: k must be positive whole numbers");
-    // at most the training rows
-    ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), x.n_rows);
-  }
-  arma::uword d = L0.n_rows;
-  if (s.containsElementNamed("dim")) {
-    const int dim = Rcpp::as<int>(s["dim"]);
-    if (dim < 1) throw kmaha::error("score: dim must be a positive whole number");
-    d = std::min(d, static_cast<arma::uword>(dim));
-  }
-  const arma::mat L = d == L0.n_rows ? L0 : arma::mat(L0.rows(0, d - 1));
-  const arma::mat emb = kmaha::apply_map(x, L, c.kernels);
-  kmaha::pipeline_model m;
-  m.L = &L;
-  m.embedding = &emb;
-  m.y = y;
-  m.classes = static_cast<arma::uword>(Rcpp::as<int>(s["classes"]));
-  const arma::umat r = kmaha::pipeline_classify_ks(m, xte, nullptr, ks, c);
+  const heldout_request req(s, x.n_rows);
+  fitted_pipeline fit(x, L0, req.dim, c);
+  fit.model.y = y;
+  fit.model.classes = static_cast<arma::uword>(Rcpp::as<int>(s["classes"]));
+  const arma::umat r = kmaha::pipeline_classify_ks(fit.model, req.x, nullptr, req.ks, c);
   Rcpp::IntegerMatrix out(r.n_rows, r.n_cols);
   for (arma::uword j = 0; j < r.n_cols; ++j)
     for (arma::uword i = 0; i < r.n_rows; ++i)
@@ -53,42 +58,22 @@ inline SEXP score_heldout(SEXP score, const arma::mat& x, const arma::uvec& y,
   return out;
 }
 
-// The same for a regression learner (MLKR): `score` is NULL or list(x, k
-// (one or several numbers of neighbours), weights ("distance", "uniform" or
-// "kernel"), and optionally dim); with the training responses `response`,
-// the k-NN regression predictions of the held-out rows in the learned
-// metric, an m x length(k) numeric matrix, one column per k, from one
-// neighbour search (R_NilValue without `score`).
+// The same for a regression learner (MLKR), with the training responses
+// `response`: the k-NN regression predictions of the held-out rows in the
+// learned metric (weights of the request, "distance" when absent), an m x
+// length(k) numeric matrix, one column per k, from one neighbour search.
 inline SEXP score_heldout_regress(SEXP score, const arma::mat& x,
                                   const arma::vec& response, const arma::mat& L0,
                                   const kmaha::context& c) {
   if (Rf_isNull(score)) return R_NilValue;
   const Rcpp::List s(score);
-  const arma::mat xte = Rcpp::as<arma::mat>(s["x"]);
-  const Rcpp::IntegerVector kr = Rcpp::as<Rcpp::IntegerVector>(s["k"]);
-  if (kr.size() < 1) throw kmaha::error("score: k must hold at least one number");
-  arma::uvec ks(kr.size());
-  for (R_xlen_t j = 0; j < kr.size(); ++j) {
-    if (kr[j] == NA_INTEGER || kr[j] < 1)
-      throw kmaha::error("score: k must be positive whole numbers");
-    ks[j] = std::min<arma::uword>(static_cast<arma::uword>(kr[j]), x.n_rows);
-  }
-  arma::uword d = L0.n_rows;
-  if (s.containsElementNamed("dim")) {
-    const int dim = Rcpp::as<int>(s["dim"]);
-    if (dim < 1) throw kmaha::error("score: dim must be a positive whole number");
-    d = std::min(d, static_cast<arma::uword>(dim));
-  }
+  const heldout_request req(s, x.n_rows);
   const kmaha::knn_weights w = s.containsElementNamed("weights")
                                    ? kmaha::knn_weights_from(Rcpp::as<std::string>(s["weights"]))
                                    : kmaha::knn_weights::distance;
-  const arma::mat L = d == L0.n_rows ? L0 : arma::mat(L0.rows(0, d - 1));
-  const arma::mat emb = kmaha::apply_map(x, L, c.kernels);
-  kmaha::pipeline_model m;
-  m.L = &L;
-  m.embedding = &emb;
-  m.response = response;
-  return Rcpp::wrap(kmaha::pipeline_regress_ks(m, xte, nullptr, ks, w, c));
+  fitted_pipeline fit(x, L0, req.dim, c);
+  fit.model.response = response;
+  return Rcpp::wrap(kmaha::pipeline_regress_ks(fit.model, req.x, nullptr, req.ks, w, c));
 }
 
 }  // namespace kmaha_glue

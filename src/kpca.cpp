@@ -1,8 +1,7 @@
-#include "glue.h"
+#include "fitted.h"
 #include <kmaha/degeneracy.hpp>
 #include <kmaha/kpca.hpp>
 #include <kmaha/nystrom.hpp>
-#include <kmaha/pipeline.hpp>
 
 namespace {
 
@@ -54,24 +53,15 @@ SEXP heldout_coords(kmaha::feature_map map, const kmaha_glue::flat_kernel* k,
                     const arma::vec& col_means, double grand_mean,
                     const kmaha::context& c) {
   if (Rf_isNull(newdata) && Rf_isNull(Kx)) return R_NilValue;
-  kmaha::pipeline_model m;
-  m.map = map;
-  if (k != nullptr) {
-    m.kernel = k->specs;
-    m.weights = k->weights;
-  }
-  m.points = points;
-  m.n_points = n_points;
-  m.projection = &projection;
-  m.col_means = &col_means;
-  m.grand_mean = grand_mean;
+  const kmaha_glue::fitted_pipeline fit(map, k, points, n_points, projection, col_means,
+                                        grand_mean);
   if (!Rf_isNull(Kx)) {
     const arma::mat K = Rcpp::as<arma::mat>(Kx);
     const arma::mat X(K.n_rows, 0);
-    return Rcpp::wrap(kmaha::pipeline_transform(m, X, &K, c));
+    return Rcpp::wrap(kmaha::pipeline_transform(fit.model, X, &K, c));
   }
   const arma::mat X = Rcpp::as<arma::mat>(newdata);
-  return Rcpp::wrap(kmaha::pipeline_transform(m, X, nullptr, c));
+  return Rcpp::wrap(kmaha::pipeline_transform(fit.model, X, nullptr, c));
 }
 
 // The degeneracy verdict (kmaha/degeneracy.hpp) of a kernel on the rows of
