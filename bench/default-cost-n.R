@@ -18,7 +18,8 @@
 # settings, set in the child's copy of the namespace: all rows, exact KPCA
 # of every component up to 2000 rows; above, the choice on a subsample of
 # 1000 rows with KPCA of rank 100, the fit with Nystrom KPCA of 1000
-# landmarks and rank 100).  Rows of configurations already in `out` are kept (delete
+# landmarks and rank 100) or "scorecap" (above 2000 rows the subsample's
+# KPCA keeps at most as many components as the final Nystrom fit will).  Rows of configurations already in `out` are kept (delete
 # them to re-run).
 args <- commandArgs(TRUE)
 out <- if (length(args) >= 1) args[1] else "bench/results/default_cost_n.csv"
@@ -38,7 +39,12 @@ child <- function(n, p) {
     put <- function(nm, v) { unlockBinding(nm, ns); assign(nm, v, envir = ns); lockBinding(nm, ns) }
     put("auto_large", list(n = 2000L, n_choose = 1000L, landmarks = 1000L, rank = 100L))
     if (exists("large_settings", ns)) put("large_settings", function(n)
-      list(n = 2000L, n_choose = 1000L, rank = 100L, landmarks = 1000L, fit_rank = 100L))' else ""
+      list(n = 2000L, n_choose = 1000L, rank = 100L, landmarks = 1000L, fit_rank = 100L))' else
+  if (variant == "scorecap") '
+    ns <- asNamespace("kmaha")
+    put <- function(nm, v) { unlockBinding(nm, ns); assign(nm, v, envir = ns); lockBinding(nm, ns) }
+    put("large_settings", local({ f <- get("large_settings", ns); function(n) {
+      s <- f(n); if (!is.null(s$fit_rank)) s$rank <- s$fit_rank; s } }))' else ""
   code <- sprintf('
     suppressMessages({library(kmaha); library(mlbench)})
     options(kmaha.num_threads = 1)
