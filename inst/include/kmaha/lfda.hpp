@@ -34,7 +34,7 @@
 // S_t = Xc' Xc the total scatter of the centred rows and S_t^+ its
 // pseudo-inverse (eigenvalues below 1e-10 times the largest count as 0).
 // rho = 1e-8 trace(S_lw) unless given keeps a singular S_lw solvable.  The
-// last term is the ridge of kernel LFDA (Sugiyama 2007, sec. 4.2; lfda's
+// last term is the ridge of kernel LFDA (Sugiyama 2007; lfda's
 // klfda(), `reg`): a feature-space direction w = sum_i alpha_i x_i has
 // min |alpha|^2 = w' S_t^+ w, so reg |alpha|^2 is reg w' S_t^+ w; on exact
 // KPCA coordinates S_t = diag(Lambda), the kernel's eigenvalues, and the
