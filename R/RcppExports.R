@@ -69,8 +69,8 @@ cpp_gram_degeneracy <- function(K, x, ctx) {
     .Call(`_kmaha_cpp_gram_degeneracy`, K, x, ctx)
 }
 
-cpp_lfda_fit <- function(x, y, dim, k, metric, ridge, span, principal, ctx) {
-    .Call(`_kmaha_cpp_lfda_fit`, x, y, dim, k, metric, ridge, span, principal, ctx)
+cpp_lfda_fit <- function(x, y, dim, k, metric, ridge, reg, span, principal, ctx) {
+    .Call(`_kmaha_cpp_lfda_fit`, x, y, dim, k, metric, ridge, reg, span, principal, ctx)
 }
 
 cpp_rca_fit <- function(x, chunks, dim, ridge, span, principal, ctx) {

@@ -234,10 +234,11 @@ core_isa_support <- function() core_run(cpp_isa_support())
 
 
 # LFDA (kmaha/lfda.hpp): y class codes 1..p; dim 0 = all; ridge < 0: 1e-8
-# trace(S_lw); span = FALSE forces the full-dimension path (tests).
+# trace(S_lw); reg: the weight of the total-scatter ridge reg s^2 S_t^+ (0:
+# none); span = FALSE forces the full-dimension path (tests).
 core_lfda_fit <- function(x, y, dim, k, metric, ctx, ridge = -1, span = TRUE,
-                          principal = FALSE) {
-  core_run(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx))
+                          principal = FALSE, reg = 0) {
+  core_run(cpp_lfda_fit(x, y, dim, k, metric, ridge, reg, span, principal, ctx))
 }
 
 # RCA (kmaha/rca.hpp): chunks integer chunklet ids, NA for rows in none;

@@ -27,17 +27,30 @@
 # by kmaha's default machinery, k chosen by its CV; one row per split,
 # sigma NA). Euclidean 1-NN on the standardized inputs is the baseline.
 #
-# "kmaha + klfda ridge" is the KPCA trick with klfda()'s regularizer: its
-# ridge reg * |alpha|^2 on the coefficients of a feature-space direction
-# w = sum_i alpha_i phi(x_i) is, on the KPCA coordinates (u = Lambda^(1/2)
-# V' alpha for the direction's coordinates u), reg * u' Lambda^(-1) u, a
-# ridge that grows as a component's eigenvalue shrinks; lfda() adds only
-# the isotropic 1e-8 trace(S_w).  A learner function given to kmaha()
-# (ridge_lfda() below) takes lfda()'s two scatters on the KPCA coordinates
-# and solves S_b v = lambda (S_w + reg Lambda^(-1)) v with reg = 0.001,
-# each v scaled to unit length in alpha (klfda's eigenvectors), weighted by
-# sqrt(lambda).  (klfda() uses the uncentred kernel matrix, the KPCA the
-# centred one, so the two are close, not equal.)
+# klfda()'s regularizer: its ridge reg * |alpha|^2 on the coefficients of a
+# feature-space direction w = sum_i alpha_i phi(x_i) is, on the KPCA
+# coordinates (u = Lambda^(1/2) V' alpha for the direction's coordinates
+# u), reg * u' Lambda^(-1) u, a ridge that grows as a component's eigenvalue
+# shrinks.  Since 0.6.1 lfda() has it built in: its within-class scatter is
+# S_lw + rho I + reg s^2 S_t^+ (S_t the total scatter, = diag(Lambda) on
+# KPCA coordinates; s = trace(S_t) / n, which makes it scale-free; for the
+# RBF kernel s = 1 - mean(K) <= 1; default reg = 0.001, klfda's).  The rows:
+#   "kmaha"               the package's default (reg = 0.001);
+#   "kmaha reg=0"         learner_args = list(reg = 0): Sugiyama's LFDA on
+#                         the KPCA coordinates (the package before 0.6.1;
+#                         only the isotropic rho = 1e-8 trace(S_lw));
+#   "R prototype ridge"   the R prototype that preceded it, a learner
+#                         function (ridge_lfda() below) that takes lfda()'s
+#                         two scatters and solves with S_lw + reg Lambda^-1
+#                         (reg = 0.001 without the factor s^2, klfda's exact
+#                         ridge), each v scaled to unit length in alpha
+#                         (klfda's eigenvectors; the package normalizes
+#                         V' S_w V = I);
+#   "lfda linear", "lfda linear reg=0"   lfda() on the standardized inputs
+#                         (no kernel; sigma NA), with the default and with
+#                         reg = 0: what the default does to linear LFDA.
+# (klfda() uses the uncentred kernel matrix, the KPCA the centred one, so
+# the two are close, not equal.)
 #
 # CPU time (user + system) of the fitting call alone: for klfda() with its
 # kernel matrix computed by kernel_matrix() (kmaha() computes its own), one
@@ -122,6 +135,11 @@ for (ds in sets) {
     }
     record("euclidean", NA, "input", ncol(xs), list(value = NULL, cpu = 0),
            function(v) xs, function(v) xte)
+    for (rg in c(1e-3, 0)) {
+      resl <- cpu(lfda(xs, y, k = k_use, reg = rg, scale = FALSE))
+      record(if (rg > 0) "lfda linear" else "lfda linear reg=0", NA, "input", ncol(xs), resl,
+             function(v) v$embedding, function(v) predict(v, xte, type = "transform"))
+    }
     for (sg in sigmas) {
       kern <- rbf_kernel(sg)
       Kte <- kernel_matrix(kern, xte, xs)
@@ -145,8 +163,14 @@ for (ds in sets) {
                function(v) Kte %*% v$T)
         resr <- cpu(kmaha(xs, y, learner = ridge_lfda, kernel = kern, scale = FALSE,
                           learner_args = list(k = k_use, dim = r_k)))
-        record("kmaha + klfda ridge", sg, dim, r_k, resr, function(v) v$embedding,
+        record("R prototype ridge", sg, dim, r_k, resr, function(v) v$embedding,
                function(v) predict(v, xte, type = "transform"))
+        la0 <- c(la, list(reg = 0))
+        res0 <- cpu(kmaha(xs, y, learner = "lfda", kernel = kern, scale = FALSE,
+                          learner_args = la0))
+        record("kmaha reg=0", sg, dim,
+               if (inherits(res0$value, "error")) NA else nrow(res0$value$L), res0,
+               function(v) v$embedding, function(v) predict(v, xte, type = "transform"))
       }
       rest <- cpu(kmaha(xs, y, learner = "lfda", kernel = kern, scale = FALSE, tol = 1e-3,
                         learner_args = list(k = k_use)))
@@ -196,7 +220,8 @@ cpus <- tapply(summ$cpu_s * summ$splits, summ$variant, sum) /
   tapply(summ$splits, summ$variant, sum)
 wide_acc$failed <- fails[wide_acc$variant]
 wide_acc$cpu_s <- cpus[wide_acc$variant]
-ord <- c("euclidean", "kmaha auto", sort(grep("^(kmaha|lfda::klfda)", wide_acc$variant, value = TRUE)))
+ord <- c("euclidean", "lfda linear reg=0", "lfda linear", "kmaha auto",
+         sort(grep("^(kmaha|lfda::klfda|R prototype)", wide_acc$variant, value = TRUE)))
 wide_acc <- wide_acc[match(unique(c(ord, wide_acc$variant)), wide_acc$variant), ]
 wide_acc <- wide_acc[!is.na(wide_acc$variant), ]
 fmt <- function(v) ifelse(is.na(v), "NA", formatC(v, format = "f", digits = 3))

@@ -250,8 +250,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lfda_fit
-Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k, std::string metric, double ridge, bool span, bool principal, SEXP ctx);
-RcppExport SEXP _kmaha_cpp_lfda_fit(SEXP xSEXP, SEXP ySEXP, SEXP dimSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP ridgeSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
+Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k, std::string metric, double ridge, double reg, bool span, bool principal, SEXP ctx);
+RcppExport SEXP _kmaha_cpp_lfda_fit(SEXP xSEXP, SEXP ySEXP, SEXP dimSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP ridgeSEXP, SEXP regSEXP, SEXP spanSEXP, SEXP principalSEXP, SEXP ctxSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const arma::mat& >::type x(xSEXP);
@@ -260,10 +260,11 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< double >::type ridge(ridgeSEXP);
+    Rcpp::traits::input_parameter< double >::type reg(regSEXP);
     Rcpp::traits::input_parameter< bool >::type span(spanSEXP);
     Rcpp::traits::input_parameter< bool >::type principal(principalSEXP);
     Rcpp::traits::input_parameter< SEXP >::type ctx(ctxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lfda_fit(x, y, dim, k, metric, ridge, span, principal, ctx));
+    rcpp_result_gen = Rcpp::wrap(cpp_lfda_fit(x, y, dim, k, metric, ridge, reg, span, principal, ctx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -562,7 +563,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_kmaha_cpp_kpca_nystrom", (DL_FUNC) &_kmaha_cpp_kpca_nystrom, 8},
     {"_kmaha_cpp_kmeanspp_landmarks", (DL_FUNC) &_kmaha_cpp_kmeanspp_landmarks, 5},
     {"_kmaha_cpp_gram_degeneracy", (DL_FUNC) &_kmaha_cpp_gram_degeneracy, 3},
-    {"_kmaha_cpp_lfda_fit", (DL_FUNC) &_kmaha_cpp_lfda_fit, 9},
+    {"_kmaha_cpp_lfda_fit", (DL_FUNC) &_kmaha_cpp_lfda_fit, 10},
     {"_kmaha_cpp_rca_fit", (DL_FUNC) &_kmaha_cpp_rca_fit, 7},
     {"_kmaha_cpp_mmc_fit", (DL_FUNC) &_kmaha_cpp_mmc_fit, 8},
     {"_kmaha_cpp_mmc_diag_objective", (DL_FUNC) &_kmaha_cpp_mmc_diag_objective, 5},

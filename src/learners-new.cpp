@@ -29,19 +29,19 @@ Rcpp::NumericVector as_r(const std::vector<double>& v) {
 }  // namespace
 
 // LFDA map of the rows of x with class codes y (1-based); dim = 0: all;
-// ridge < 0: the default; span: solve in the span of the centred rows when
+// ridge < 0: the default; reg: the weight of the total-scatter ridge; span: solve in the span of the centred rows when
 // ncol(x) >= nrow(x); principal: the columns of x are exact KPCA
 // coordinates.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k,
-                        std::string metric, double ridge, bool span, bool principal,
-                        SEXP ctx) {
+                        std::string metric, double ridge, double reg, bool span,
+                        bool principal, SEXP ctx) {
   return kmaha_glue::run(ctx, [&](const kmaha::context& c) {
     const arma::uvec yy = kmaha_glue::labels_from_r(y);
     const kmaha::lfda_result r = kmaha::lfda_fit(
         x, yy, static_cast<arma::uword>(std::max(dim, 0)),
         static_cast<arma::uword>(std::max(k, 1)), kmaha::lfda_metric_from(metric), ridge,
-        span, principal, c);
+        reg, span, principal, c);
     return Rcpp::List::create(
         Rcpp::Named("L") = r.L,
         Rcpp::Named("eigenvalues") = Rcpp::NumericVector(r.eigval.begin(), r.eigval.end()),
@@ -49,7 +49,8 @@ Rcpp::List cpp_lfda_fit(const arma::mat& x, const arma::ivec& y, int dim, int k,
         Rcpp::Named("sigma") = Rcpp::NumericVector(r.sigma.begin(), r.sigma.end()),
         Rcpp::Named("dim") = static_cast<int>(r.dim),
         Rcpp::Named("span_rank") = static_cast<int>(r.span_rank),
-        Rcpp::Named("ridge") = r.ridge);
+        Rcpp::Named("ridge") = r.ridge, Rcpp::Named("reg") = r.reg,
+        Rcpp::Named("reg_weight") = r.reg_weight);
   });
 }
 

@@ -26,11 +26,26 @@
 // means).  Each class's affinities are visited a block of rows at a time
 // (distances.hpp), so memory is O(n_c * block), not O(n_c^2).
 //
-// The embedding solves S_lb v = lambda S_lw v through the Cholesky factor R
-// of S_lw + rho I (R'R; rho = 1e-8 trace(S_lw) unless given, which keeps a
-// singular S_lw solvable): C = R^{-T} S_lb R^{-1} is symmetric, its
-// eigenpairs come from the dense symmetric solver (symeig.hpp), and
-// v = R^{-1} u, so that V' (S_lw + rho I) V = I.  The d eigenvectors of the
+// The embedding solves S_lb v = lambda S_w v with the regularized
+// within-class scatter
+//
+//   S_w = S_lw + rho I + reg s^2 S_t^+,   s = trace(S_t) / n,
+//
+// S_t = Xc' Xc the total scatter of the centred rows and S_t^+ its
+// pseudo-inverse (eigenvalues below 1e-10 times the largest count as 0).
+// rho = 1e-8 trace(S_lw) unless given keeps a singular S_lw solvable.  The
+// last term is the ridge of kernel LFDA (Sugiyama 2007; lfda's
+// klfda(), `reg`): a feature-space direction w = sum_i alpha_i x_i has
+// min |alpha|^2 = w' S_t^+ w, so reg |alpha|^2 is reg w' S_t^+ w; on exact
+// KPCA coordinates S_t = diag(Lambda), the kernel's eigenvalues, and the
+// term is reg s^2 u' Lambda^-1 u.  The factor s^2 (s is the mean squared
+// norm of a centred row) makes the term scale as S_lw does, so that the map
+// of c X is the map of X divided by c (for a unit-diagonal kernel such as
+// the RBF kernel, s = 1 - mean(K) <= 1).  reg = 0: Sugiyama's LFDA.
+//
+// The problem is solved through the Cholesky factor R of S_w (R'R):
+// C = R^{-T} S_lb R^{-1} is symmetric, its eigenpairs come from the dense
+// symmetric solver (symeig.hpp), and v = R^{-1} u, so that V' S_w V = I.  The d eigenvectors of the
 // largest eigenvalues (signs fixed) are then returned as the rows of the map
 // L = T', with T:
 //   plain:           V;
@@ -45,6 +60,8 @@
 // B of it (span.hpp): S(Z) = B' S(X) B, the eigenvectors are B v, and the
 // complement only carries the eigenvalue 0 (S_lb = 0 there, S_lw + rho I =
 // rho I), so no p x p matrix is formed and the map has at most r = rank rows.
+// In the span S_t = diag(s_1..s_r), the eigenvalues of the centred Gram
+// matrix, and S_t^+ = diag(1/s), the same penalty as on all p coordinates.
 #ifndef KMAHA_LFDA_HPP
 #define KMAHA_LFDA_HPP
 
@@ -84,6 +101,8 @@ struct lfda_result {
   arma::uword dim = 0;    // rows of L
   arma::uword span_rank = 0;  // rank of the centred rows when solved in their span, else 0
   double ridge = 0.0;     // rho added to S_lw
+  double reg = 0.0;       // the ridge weight on S_t^+ as given
+  double reg_weight = 0.0;  // reg s^2, the multiplier of S_t^+ in S_w
 };
 
 namespace detail {
@@ -201,18 +220,16 @@ inline lfda_scatter lfda_scatters(const arma::mat& X, const arma::uvec& y,
 
 namespace detail {
 
-// The generalized eigenproblem Slb v = lambda (Slw + rho I) v: all
-// eigenvalues (descending) and the S_lw-normalized eigenvectors of the
-// `dim` largest as columns.
-inline arma::mat lfda_eigen(const arma::mat& Slb, const arma::mat& Slw, double rho,
-                            arma::uword dim, arma::vec& eigval, const context& ctx) {
-  const arma::uword p = Slw.n_rows;
-  arma::mat Sw = Slw;
-  Sw.diag() += rho;
+// The generalized eigenproblem Slb v = lambda Sw v (Sw the regularized
+// within-class scatter): all eigenvalues (descending) and the
+// Sw-normalized eigenvectors of the `dim` largest as columns.
+inline arma::mat lfda_eigen(const arma::mat& Slb, const arma::mat& Sw, arma::uword dim,
+                            arma::vec& eigval, const context& ctx) {
+  const arma::uword p = Sw.n_rows;
   arma::mat R;
   if (!arma::chol(R, Sw))
     throw error(error_kind::singular,
-                "lfda: the local within-class scatter plus its ridge is not positive "
+                "lfda: the local within-class scatter plus its ridges is not positive "
                 "definite; raise the ridge");
   check_interrupt(ctx.interrupt);
   // C = R^{-T} Slb R^{-1}
@@ -228,6 +245,25 @@ inline arma::mat lfda_eigen(const arma::mat& Slb, const arma::mat& Slw, double r
   for (arma::uword i = 0; i < dim; ++i) idx[i] = p - 1 - i;
   const arma::mat U = se.vectors(idx);
   return arma::solve(arma::trimatu(R), U);  // V = R^{-1} U
+}
+
+// The pseudo-inverse of the total scatter St = Xc' Xc of the rows of X
+// (p x p): V diag(1/s) V' over the eigenvalues s above 1e-10 times the
+// largest; its trace(St) in `trace`.
+inline arma::mat total_scatter_pinv(const arma::mat& X, double& trace, const context& ctx) {
+  const arma::mat Xc = X.each_row() - arma::mean(X, 0);
+  arma::mat St = Xc.t() * Xc;
+  St = 0.5 * (St + St.t());
+  trace = arma::trace(St);
+  const sym_eigen se(St, "lfda", 0, ctx.interrupt);
+  const arma::vec& ev = se.values();  // ascending
+  const double top = ev.n_elem ? ev.max() : 0.0;
+  const arma::uvec keep = top > 0.0 ? arma::uvec(arma::find(ev > 1e-10 * top)) : arma::uvec();
+  const arma::mat V = se.vectors(keep);
+  arma::mat Vs = V;
+  for (arma::uword j = 0; j < keep.n_elem; ++j) Vs.col(j) /= ev[keep[j]];
+  arma::mat P = Vs * V.t();
+  return 0.5 * (P + P.t());
 }
 
 // T0 (p x d, signs fixed) and the eigenvalues to the map of the metric.
@@ -256,15 +292,18 @@ inline arma::mat lfda_map(arma::mat T0, const arma::vec& eigval, lfda_metric met
 
 // LFDA on the rows of X with 0-based labels y.  dim = 0: all dimensions
 // (p, or the rank r of the centred rows in the span).  ridge < 0: 1e-8
-// trace(S_lw).  span: solve in the span of the centred rows when p >= n
+// trace(S_lw).  reg >= 0: the weight of the total-scatter ridge (0: none).
+// span: solve in the span of the centred rows when p >= n
 // (false: always on all p coordinates, a reference for tests); principal:
 // the columns of X are principal components already (exact KPCA
 // coordinates, principal_row_span()).
 inline lfda_result lfda_fit(const arma::mat& X, const arma::uvec& y, arma::uword dim,
-                            arma::uword k, lfda_metric metric, double ridge, bool span,
-                            bool principal, const context& ctx) {
+                            arma::uword k, lfda_metric metric, double ridge, double reg,
+                            bool span, bool principal, const context& ctx) {
   const arma::uword n = X.n_rows, p = X.n_cols;
   if (dim > p) throw error("lfda: dim exceeds the number of columns");
+  if (!(reg >= 0.0) || !std::isfinite(reg))
+    throw error("lfda: reg must be a non-negative finite number");
   lfda_result r;
   const bool use_span = span && n > 0 && p >= n;
   row_span sp;
@@ -285,8 +324,26 @@ inline lfda_result lfda_fit(const arma::mat& X, const arma::uvec& y, arma::uword
                 "lfda: the local within-class scatter is zero (no class has two distinct "
                 "points with a positive local scale)");
   r.ridge = ridge >= 0.0 ? ridge : 1e-8 * tr;
+  r.reg = reg;
+  arma::mat Sw = s.Slw;
+  Sw.diag() += r.ridge;
+  if (reg > 0.0) {
+    // reg s^2 S_t^+, s = trace(S_t) / n; in the span S_t = diag(sp.s)
+    double trt = 0.0;
+    if (use_span) {
+      trt = arma::accu(sp.s);
+      const double w = reg * (trt / n) * (trt / n);
+      Sw.diag() += w / sp.s;
+      r.reg_weight = w;
+    } else {
+      const arma::mat P = detail::total_scatter_pinv(*Xp, trt, ctx);
+      r.reg_weight = reg * (trt / n) * (trt / n);
+      Sw += r.reg_weight * P;
+    }
+    check_interrupt(ctx.interrupt);
+  }
   const arma::uword d = dim == 0 ? q : std::min(dim, q);
-  arma::mat V = detail::lfda_eigen(s.Slb, s.Slw, r.ridge, d, r.eigval, ctx);
+  arma::mat V = detail::lfda_eigen(s.Slb, Sw, d, r.eigval, ctx);
   if (use_span) V = sp.basis * V;
   detail::fix_signs(V);
   r.L = detail::lfda_map(V, r.eigval, metric);
