@@ -1,0 +1,50 @@
+# What a demanding user of 0.6.0's additions found (regression, the pair
+# and chunklet learners, the frameworks' regression modes): each test
+# failed before its fix.
+
+# A small regression on data no other test uses (swiss), and iris pairs.
+swiss_x <- function() as.matrix(swiss[, -1])
+iris_pairs <- function() {
+  list(pairs = rbind(c(1, 2), c(51, 52), c(101, 102), c(1, 51), c(2, 101), c(52, 102)),
+       similar = c(1, 1, 1, -1, -1, -1))
+}
+
+test_that("autoplot() of a regression model colours the points by the response", {
+  skip_without("ggplot2")
+  fit <- mlkr(Fertility ~ ., data = swiss)
+  p <- ggplot2::autoplot(fit)
+  built <- ggplot2::ggplot_build(p)  # (was: "Continuous value supplied to a discrete scale")
+  pts <- built$data[[1]]
+  expect_identical(nrow(pts), nrow(swiss))
+  expect_identical(pts$x, unname(fit$embedding[, 1]))
+  # a continuous colour scale of the response
+  expect_s3_class(built$plot$scales$get_scales("colour"), "ScaleContinuous")
+  expect_gt(length(unique(pts$colour)), 20L)
+  expect_identical(p$data$response, fit$y)
+  # kmaha()'s regression, with a one-dimensional map too
+  one <- kmaha(swiss_x(), swiss$Fertility, learner = "mlkr", kernel = "linear",
+               learner_args = list(dim = 1))
+  expect_identical(nrow(ggplot2::ggplot_build(ggplot2::autoplot(one))$data[[1]]), nrow(swiss))
+})
+
+test_that("plot() and autoplot() of a model fitted without labels draw its points", {
+  pr <- iris_pairs()
+  fits <- list(mmc(iris[, 1:4], pairs = pr$pairs, similar = pr$similar),
+               itml(iris[, 1:4], pairs = pr$pairs, similar = pr$similar),
+               rca(iris[, 1:4], chunks = rep(1:30, each = 5)),
+               kmaha(iris[, 1:4], learner = "itml", kernel = rbf_kernel(1),
+                     learner_args = list(pairs = pr$pairs, similar = pr$similar)))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  for (fit in fits) {
+    expect_null(fit$y)
+    # (was: "'legend' is of length 0")
+    expect_identical(plot(fit), fit)
+    if (requireNamespace("ggplot2", quietly = TRUE)) {
+      # (was: "arguments imply differing number of rows: 150, 0")
+      pts <- ggplot2::ggplot_build(ggplot2::autoplot(fit))$data[[1]]
+      expect_identical(nrow(pts), 150L)
+      expect_identical(length(unique(pts$colour)), 1L)
+    }
+  }
+})
