@@ -48,3 +48,22 @@ test_that("plot() and autoplot() of a model fitted without labels draw its point
     }
   }
 })
+
+test_that("augment() of a model fitted without labels gives its coordinates", {
+  skip_without("tibble")
+  pr <- iris_pairs()
+  fit <- mmc(iris[, 1:4], pairs = pr$pairs, similar = pr$similar)
+  # (was: "This model was fitted without class labels ... use type = \"transform\"")
+  a <- augment(fit)
+  z <- predict(fit, type = "transform")
+  expect_identical(nrow(a), 150L)
+  expect_false(any(startsWith(names(a), ".pred")))
+  expect_equal(as.matrix(a[, paste0(".", colnames(z))]), z, ignore_attr = TRUE)
+  an <- augment(fit, newdata = iris[c(1, 51), 1:4])
+  expect_equal(as.matrix(an[, paste0(".", colnames(z))]),
+               predict(fit, iris[c(1, 51), 1:4], type = "transform"), ignore_attr = TRUE)
+  expect_true(all(names(iris)[1:4] %in% names(an)))
+  expect_error(augment(fit, data = iris[1:10, ]),
+               "`data` must be the training data of the fit (150 rows), not 10 rows; for other rows use `newdata`.",
+               fixed = TRUE)
+})
