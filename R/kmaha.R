@@ -81,7 +81,12 @@
 #' reference point of the k-NN classifier. Pairs name rows of `x`, so they
 #' cannot be given with kernel choice (`"auto"`, `"cv"`), which refits on
 #' subsets of the rows and, without `y`, has no labels to score with; nor
-#' with `"precomputed"` (pass the Gram matrix of the paired rows).
+#' with `"precomputed"` (pass the Gram matrix of the paired rows). With the
+#' formula interface, pairs (and [rca()]'s `chunks`, one per row) refer to
+#' the rows of `data`: when `subset` or `na.action` leaves rows out, the
+#' pairs are renumbered into the rows kept, and a pair that joins a row left
+#' out is an error (the same holds for the formula methods of [mmc()],
+#' [itml()] and [rca()]).
 #'
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)

@@ -67,3 +67,52 @@ test_that("augment() of a model fitted without labels gives its coordinates", {
                "`data` must be the training data of the fit (150 rows), not 10 rows; for other rows use `newdata`.",
                fixed = TRUE)
 })
+
+test_that("formula pairs and chunklets are rows of `data`, also when rows are left out", {
+  pr <- iris_pairs()
+  d <- iris
+  d$Sepal.Width[3] <- NA
+  kept <- setdiff(1:150, 3)
+  renum <- matrix(match(pr$pairs, kept), ncol = 2)
+  x <- as.matrix(iris[kept, 1:4])
+  # (was: the pairs silently used as rows of the model frame, one row off
+  # after row 3)
+  for (fun in list(mmc, itml)) {
+    f <- fun(Species ~ ., data = d, pairs = pr$pairs, similar = pr$similar)
+    m <- fun(x, iris$Species[kept], pairs = renum, similar = pr$similar)
+    expect_equal(f$L, m$L)
+    expect_identical(f$pairs, m$pairs)
+  }
+  # a pair joining a row left out
+  expect_error(mmc(Species ~ ., data = d, pairs = rbind(pr$pairs, c(3, 60)),
+                   similar = c(pr$similar, -1)),
+               "`pairs` row 7 refers to row 3 of `data`, which the model frame leaves out (a missing value, or not in `subset`); with the formula interface pairs are row numbers of `data`. Remove that pair, or that row's missing values.",
+               fixed = TRUE)
+  # `subset`: the pairs are still rows of `data`
+  di <- iris
+  di$Species <- as.character(di$Species)
+  s <- itml(Species ~ ., data = di, subset = 51:150, pairs = pr$pairs[c(2, 3, 6), ],
+            similar = pr$similar[c(2, 3, 6)])
+  ms <- itml(iris[51:150, 1:4], di$Species[51:150], pairs = pr$pairs[c(2, 3, 6), ] - 50L,
+             similar = pr$similar[c(2, 3, 6)])
+  expect_equal(s$L, ms$L)
+  # chunklets: one id per row of `data` (was: "`chunks` has length 150 but
+  # `x` has 149 rows")
+  ch <- rep(1:30, each = 5)
+  r <- rca(Species ~ ., data = d, chunks = ch)
+  expect_equal(r$L, rca(x, iris$Species[kept], chunks = ch[kept])$L)
+  # kmaha()'s learner_args, with a kernel
+  k1 <- kmaha(Species ~ ., data = d, learner = "itml", kernel = rbf_kernel(1),
+              learner_args = list(pairs = pr$pairs, similar = pr$similar))
+  k2 <- kmaha(x, iris$Species[kept], learner = "itml", kernel = rbf_kernel(1),
+              learner_args = list(pairs = renum, similar = pr$similar))
+  expect_equal(predict(k1, iris[1:5, ], type = "transform"),
+               predict(k2, iris[1:5, 1:4], type = "transform"))
+  expect_error(kmaha(Species ~ ., data = d, learner = "mmc", kernel = rbf_kernel(1),
+                     learner_args = list(pairs = rbind(c(3, 4), c(1, 60)), similar = c(1, -1))),
+               "`learner_args$pairs` row 1 refers to row 3 of `data`",
+               fixed = TRUE)
+  # no row left out: the pairs as given
+  f <- mmc(Species ~ ., data = iris, pairs = pr$pairs, similar = pr$similar)
+  expect_equal(f$L, mmc(iris[, 1:4], iris$Species, pairs = pr$pairs, similar = pr$similar)$L)
+})
