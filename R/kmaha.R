@@ -259,9 +259,11 @@
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
 #'   all with eigenvalue above `tol` relative to the largest).
-#' @param seed `NULL` or a number: the seed for the cross-validation folds,
-#'   giving the same folds under any [RNGkind()] (the session's random state
-#'   and kind are restored afterwards).
+#' @param seed `NULL` or a number: the seed for the cross-validation folds
+#'   and the fit's other random draws (pairs drawn from the labels, Nystrom
+#'   landmarks, random starts), giving the same folds and fit under any
+#'   [RNGkind()] (the session's random state and kind are restored
+#'   afterwards).
 #' @param landmarks `NULL` (exact KPCA), or the number of Nystrom landmarks,
 #'   or a numeric matrix of landmark points with the columns of `x` (see
 #'   Large n).
@@ -378,7 +380,11 @@ kmaha.default <- function(x, y = NULL, learner = "auto", kernel = "auto", k = NU
             if (choice$type == "cv") "kernel = \"auto\"" else "score_candidates(candidates = \"auto\")")
     }
   }
-  kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call)
+  # With a seed, every random draw of the fit comes from it (the folds, and
+  # the final fit's pairs drawn from the labels, landmarks and random
+  # starts), and the session's random state is left as it was.
+  if (is.null(a$seed)) return(kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call))
+  with_kmaha_seed(a$seed, kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call))
 }
 
 # The checked arguments shared by kmaha() and score_candidates(): the data,

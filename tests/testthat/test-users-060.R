@@ -116,3 +116,28 @@ test_that("formula pairs and chunklets are rows of `data`, also when rows are le
   f <- mmc(Species ~ ., data = iris, pairs = pr$pairs, similar = pr$similar)
   expect_equal(f$L, mmc(iris[, 1:4], iris$Species, pairs = pr$pairs, similar = pr$similar)$L)
 })
+
+test_that("kmaha(seed = ) makes the final fit's random draws reproducible too", {
+  x <- as.matrix(rock[, 1:3])
+  y <- factor(cut(rock$perm, c(0, 10, 200, 2000)))
+  fit <- function() {
+    suppressWarnings(kmaha(x, y, learner = "itml", kernel = rbf_kernel(1), seed = 4))
+  }
+  set.seed(1)
+  before <- .Random.seed
+  a <- fit()
+  # (was: the pairs drawn from the session's generator, a new model each call)
+  expect_identical(.Random.seed, before)
+  b <- fit()
+  expect_identical(a$L, b$L)
+  expect_identical(a$pairs, b$pairs)
+  old <- RNGkind("L'Ecuyer-CMRG")
+  on.exit(RNGkind(old[1], old[2], old[3]), add = TRUE)
+  set.seed(2)
+  expect_identical(fit()$L, a$L)
+  RNGkind(old[1], old[2], old[3])
+  # Nystrom landmarks
+  l1 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 10, seed = 3)
+  l2 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 10, seed = 3)
+  expect_identical(l1$feature_map$landmarks, l2$feature_map$landmarks)
+})
