@@ -141,3 +141,21 @@ test_that("kmaha(seed = ) makes the final fit's random draws reproducible too", 
   l2 <- kmaha(x, y, learner = "dne", kernel = rbf_kernel(1), landmarks = 10, seed = 3)
   expect_identical(l1$feature_map$landmarks, l2$feature_map$landmarks)
 })
+
+test_that("multi_predict() of a parsnip regression fit predicts numbers for each k", {
+  skip_without("parsnip", "tibble")
+  spec <- parsnip::nearest_neighbor(neighbors = 4) |>
+    parsnip::set_engine("kmaha", learner = "mlkr", kernel = rbf_kernel(1)) |>
+    parsnip::set_mode("regression")
+  pf <- parsnip::fit(spec, rating ~ ., data = attitude)
+  # (was: "`type` must be \"response\" or \"transform\" for a regression model, not \"class\".")
+  mp <- parsnip::multi_predict(pf, attitude[1:3, ], neighbors = c(2, 5))
+  long <- do.call(rbind, mp$.pred)
+  direct <- parsnip::extract_fit_engine(pf)
+  expect_identical(names(long), c("neighbors", ".pred"))
+  expect_equal(long$.pred[long$neighbors == 2], unname(predict(direct, attitude[1:3, -1], k = 2)))
+  expect_equal(long$.pred[long$neighbors == 5], unname(predict(direct, attitude[1:3, -1], k = 5)))
+  expect_error(parsnip::multi_predict(pf, attitude[1:3, ], type = "class"),
+               "multi_predict() for the kmaha engine: `type` must be \"numeric\" for a regression model, not \"class\".",
+               fixed = TRUE)
+})
