@@ -159,3 +159,20 @@ test_that("multi_predict() of a parsnip regression fit predicts numbers for each
                "multi_predict() for the kmaha engine: `type` must be \"numeric\" for a regression model, not \"class\".",
                fixed = TRUE)
 })
+
+test_that("kmaha_caret(\"auto\") fits a numeric outcome as kmaha()'s regression", {
+  a <- kmaha_caret("auto", seed = 1)
+  expect_true("Regression" %in% a$type)
+  x <- swiss_x()
+  y <- swiss$Fertility
+  fit <- a$fit(x[1:40, ], y[1:40], param = a$grid(x, y))
+  # (was: "`type` must be \"response\" or \"transform\" for a regression model, not \"class\".")
+  expect_equal(a$predict(fit, x[41:47, ]),
+               unname(predict(kmaha(x[1:40, ], y[1:40], seed = 1), x[41:47, ])))
+  skip_without("caret")
+  set.seed(1)
+  # (was: caret's "wrong model type for regression")
+  tr <- caret::train(x = x, y = y, method = a,
+                     trControl = caret::trainControl(method = "cv", number = 3))
+  expect_true(is.numeric(predict(tr, x[1:3, ])))
+})
