@@ -176,3 +176,13 @@ test_that("kmaha_caret(\"auto\") fits a numeric outcome as kmaha()'s regression"
                      trControl = caret::trainControl(method = "cv", number = 3))
   expect_true(is.numeric(predict(tr, x[1:3, ])))
 })
+
+test_that("a constant column without a name is named by its number", {
+  x <- cbind(as.matrix(iris[, 1:4]), 1)
+  # (was: "`x` has constant column(s) '' ...")
+  expect_error(mmc(x, iris$Species),
+               "`x` has constant column(s) '5' (standard deviation below 1e-12 of the largest absolute value); they carry no distance information. Remove them before fitting.",
+               fixed = TRUE)
+  expect_error(mlkr(cbind(swiss_x(), 2), swiss$Fertility),
+               "`x` has constant column(s) '6' (", fixed = TRUE)
+})
