@@ -186,3 +186,17 @@ test_that("a constant column without a name is named by its number", {
   expect_error(mlkr(cbind(swiss_x(), 2), swiss$Fertility),
                "`x` has constant column(s) '6' (", fixed = TRUE)
 })
+
+test_that("a regression's learner_args may name MLKR, as a classification's name its learners", {
+  x <- swiss_x()
+  y <- swiss$Fertility
+  # (was: "mlkr() takes no option(s) 'learner_args$mlkr'; ...")
+  a <- kmaha(x, y, learner_args = list(mlkr = list(lambda = 0.5)), seed = 1)
+  b <- kmaha(x, y, learner_args = list(lambda = 0.5), seed = 1)
+  expect_identical(a$L, b$L)
+  expect_error(kmaha(x, y, learner_args = list(mlkr = 0.5)),
+               "`learner_args$mlkr` must be a named list of options for MLKR alone, e.g. list(lambda = 0.1).",
+               fixed = TRUE)
+  expect_error(kmaha(x, y, learner_args = list(mlkr = list(mu = 1))),
+               "'learner_args$mlkr$mu'", fixed = TRUE)
+})
