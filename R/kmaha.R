@@ -398,6 +398,10 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
+  if (is.data.frame(y) || (is.matrix(y) && !is.numeric(y))) {
+    stopf("`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a %s%s.",
+          class(y)[1], if (is.data.frame(y) && ncol(y) == 1L) "; for a one-column data frame d use d[[1]]" else "")
+  }
   # a numeric response: a regression with MLKR (R/regression.R)
   regression <- is.numeric(y) && !is.factor(y)
   if (regression) {

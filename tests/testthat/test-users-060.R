@@ -200,3 +200,10 @@ test_that("a regression's learner_args may name MLKR, as a classification's name
   expect_error(kmaha(x, y, learner_args = list(mlkr = list(mu = 1))),
                "'learner_args$mlkr$mu'", fixed = TRUE)
 })
+
+test_that("a data frame as kmaha()'s `y` is refused in terms of both tasks", {
+  # (was: "`y` must be a vector or factor of class labels, not a data.frame.")
+  expect_error(kmaha(swiss_x(), swiss[, "Fertility", drop = FALSE]),
+               "`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a data.frame; for a one-column data frame d use d[[1]].",
+               fixed = TRUE)
+})
