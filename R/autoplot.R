@@ -34,7 +34,10 @@ class_legend <- function(p, title = "class") {
 #' * a fitted model (see [kmaha-model]), `which = "embedding"`: the training
 #'   points in two learned coordinates, coloured by class, with equal scales
 #'   on both axes (distances on the plot are the learned distances); a
-#'   one-dimensional map gives a jittered strip per class.
+#'   one-dimensional map gives a jittered strip per class. A regression
+#'   model's points are coloured by the response (a continuous scale), a
+#'   model fitted from pairs or chunklets without class labels draws its
+#'   points in one colour.
 #'   `which = "kernel"`: how [kmaha()] chose the kernel (the
 #'   cross-validation curve or the alignment weights, below).
 #' * a cross-validation ([cv_kernel()], or `kernel_choice$cv` of a fit):
@@ -100,6 +103,9 @@ autoplot.kmaha_model <- function(object, which = c("embedding", "kernel"),
 }
 
 embedding_ggplot <- function(z, y, dims, title) {
+  # a regression's numeric response, or no labels (a model fitted from pairs
+  # or chunklets alone)
+  if (is.numeric(y) || is.null(y)) return(embedding_ggplot_unlabelled(z, y, dims, title))
   p <- nlevels(y)
   cols <- stats::setNames(class_colours(p), levels(y))
   if (ncol(z) < 2L) {
@@ -123,6 +129,39 @@ embedding_ggplot <- function(z, y, dims, title) {
     ggplot2::labs(x = colnames(z)[dims[1]] %||% paste0("dim", dims[1]),
                   y = colnames(z)[dims[2]] %||% paste0("dim", dims[2]), title = title) +
     class_legend(p)
+}
+
+# The embedding of a regression model, its points coloured by the response
+# (a continuous scale), or of a model without labels (one colour).
+embedding_ggplot_unlabelled <- function(z, y, dims, title) {
+  d <- data.frame(x = z[, 1])
+  if (!is.null(y)) d$response <- y
+  aes_colour <- if (!is.null(y)) ggplot2::aes(colour = .data$response)
+  colour_scale <- if (!is.null(y)) ggplot2::scale_colour_viridis_c(name = "response")
+  point_colour <- if (is.null(y)) class_colours(1L) else NULL
+  point <- function(layer) {
+    if (is.null(point_colour)) layer() else layer(colour = point_colour)
+  }
+  if (ncol(z) < 2L) {
+    d$y <- 0
+    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$x, y = .data$y)) + aes_colour +
+      point(function(...) ggplot2::geom_jitter(width = 0, height = 0.2, ...)) +
+      colour_scale +
+      ggplot2::scale_y_continuous(breaks = NULL, limits = c(-1, 1)) +
+      ggplot2::labs(x = colnames(z)[1] %||% "dim1", y = NULL, title = title))
+  }
+  dims <- as.integer(dims)
+  if (length(dims) != 2L || anyNA(dims) || any(dims < 1L) || any(dims > ncol(z))) {
+    stopf("`dims` must be two coordinates between 1 and %d.", ncol(z))
+  }
+  d$x <- z[, dims[1]]
+  d$y <- z[, dims[2]]
+  ggplot2::ggplot(d, ggplot2::aes(x = .data$x, y = .data$y)) + aes_colour +
+    point(function(...) ggplot2::geom_point(...)) +
+    ggplot2::coord_equal() +
+    colour_scale +
+    ggplot2::labs(x = colnames(z)[dims[1]] %||% paste0("dim", dims[1]),
+                  y = colnames(z)[dims[2]] %||% paste0("dim", dims[2]), title = title)
 }
 
 #' @rdname autoplot.kmaha_model

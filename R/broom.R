@@ -70,7 +70,9 @@ generics::augment
 #'   the predictions are the leave-one-out ones of [fitted()][kmaha-model]
 #'   and the coordinates the stored training embedding; a matrix fit without
 #'   `data` gives the training labels as `.class` instead. For `newdata` they
-#'   are those of [predict()][predict.kmaha_model].
+#'   are those of [predict()][predict.kmaha_model]. A model fitted from pairs
+#'   or chunklets without class labels (see [mmc()], [rca()]) only
+#'   transforms: its `augment()` appends the coordinates alone.
 #'
 #' @param x A fitted model (see [kmaha-model]).
 #' @param matrix For `tidy()`: `"dimensions"` (the default), `"map"` or
@@ -165,14 +167,22 @@ glance.kmaha_model <- function(x, ...) as_tidy_tibble({
 augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) as_tidy_tibble(augmented = TRUE, {
   check_dots_empty("augment()", ...)
   k <- check_count(k, "k")
+  # a model fitted from pairs or chunklets without class labels only
+  # transforms: its coordinates, no class predictions
+  labelled <- !is.null(x$y)
+  cls <- prob <- NULL
   if (!is.null(newdata)) {
     out <- as_plain_frame(newdata, "newdata")
-    cls <- stats::predict(x, newdata, type = "class", k = k)
-    prob <- stats::predict(x, newdata, type = "prob", k = k)
+    if (labelled) {
+      cls <- stats::predict(x, newdata, type = "class", k = k)
+      prob <- stats::predict(x, newdata, type = "prob", k = k)
+    }
     z <- stats::predict(x, newdata, type = "transform")
   } else {
-    cls <- stats::predict(x, NULL, type = "class", k = k)
-    prob <- stats::predict(x, NULL, type = "prob", k = k)
+    if (labelled) {
+      cls <- stats::predict(x, NULL, type = "class", k = k)
+      prob <- stats::predict(x, NULL, type = "prob", k = k)
+    }
     z <- stats::predict(x, NULL, type = "transform")
     if (is.null(data)) {
       if (!is.null(x$terms)) {
@@ -180,25 +190,30 @@ augment.kmaha_model <- function(x, data = NULL, newdata = NULL, k = x$k, ...) as
         # With na.exclude, the fitted values are padded to the rows of the
         # data; the model frame holds only the complete ones.
         if (inherits(x$na.action, "exclude")) {
-          cls <- cls[-x$na.action]
-          prob <- prob[-x$na.action, , drop = FALSE]
+          if (labelled) {
+            cls <- cls[-x$na.action]
+            prob <- prob[-x$na.action, , drop = FALSE]
+          }
           z <- z[-x$na.action, , drop = FALSE]
         }
         out <- as_plain_frame(data, "data")
       } else {
-        out <- data.frame(.class = x$y)
+        out <- if (labelled) data.frame(.class = x$y) else
+          data.frame(row.names = seq_len(nrow(z)))
       }
     } else {
       out <- as_plain_frame(data, "data")
-      if (nrow(out) != length(cls)) {
+      if (nrow(out) != nrow(z)) {
         stopf("`data` must be the training data of the fit (%d rows), not %d rows; for other rows use `newdata`.",
-              length(cls), nrow(out))
+              nrow(z), nrow(out))
       }
     }
   }
-  out$.pred_class <- cls
-  prob <- unclass(prob)
-  for (j in seq_len(ncol(prob))) out[[paste0(".pred_", colnames(prob)[j])]] <- prob[, j]
+  if (labelled) {
+    out$.pred_class <- cls
+    prob <- unclass(prob)
+    for (j in seq_len(ncol(prob))) out[[paste0(".pred_", colnames(prob)[j])]] <- prob[, j]
+  }
   for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("dim", j))]] <- z[, j]
   out
 })

@@ -24,7 +24,9 @@
 #' `parameter = "none"`, as for models without tuning parameters); the
 #' arguments in `...` go to [kmaha()] (e.g. `seed = 1`, `cv_folds = 10`, or
 #' `k = 3` to fix `k`). caret's resampling then estimates the accuracy of
-#' the whole procedure, choices included.
+#' the whole procedure, choices included. With a numeric outcome it is
+#' kmaha()'s regression (MLKR, see Regression in [kmaha()]), a caret model
+#' of both types whose predictions are numbers.
 #'
 #' `"mlkr"` and `"kmlkr"` are regression models (caret's `type =
 #' "Regression"`, a numeric outcome): `k` is the number of neighbours of
@@ -274,12 +276,16 @@ caret_auto_model <- function(fixed) {
   }
   list(label = "kmaha (learner, kernel and k chosen by kmaha)",
        library = "kmaha",
-       type = "Classification",
+       # a numeric outcome: kmaha()'s regression (MLKR), numeric predictions
+       type = c("Classification", "Regression"),
        parameters = data.frame(parameter = "parameter", class = "character",
                                label = "parameter"),
        grid = function(x, y, len = NULL, search = "grid") data.frame(parameter = "none"),
        fit = fit,
        predict = function(modelFit, newdata, preProc = NULL, submodels = NULL) {
+         if (inherits(modelFit, "kmaha_regression")) {
+           return(unname(stats::predict(modelFit, as.matrix(newdata))))
+         }
          as.character(stats::predict(modelFit, as.matrix(newdata), type = "class"))
        },
        prob = function(modelFit, newdata, preProc = NULL, submodels = NULL) {

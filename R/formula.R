@@ -5,7 +5,7 @@
 # Evaluate the model frame of a captured call (formula, data, subset,
 # na.action) in `env`.  Returns x (numeric matrix), y (response) and the
 # pieces needed to rebuild x from new data.
-model_data <- function(call, env) {
+model_data <- function(call, env, row_ids = FALSE) {
   nm <- names(call) %||% rep("", length(call))
   if (!"formula" %in% nm && length(call) >= 2L && !nzchar(nm[2L])) {
     names(call)[2L] <- "formula"
@@ -18,7 +18,21 @@ model_data <- function(call, env) {
   mf$drop.unused.levels <- FALSE
   mf[[1L]] <- quote(stats::model.frame)
   if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)
+  rows <- n_data <- NULL
+  if (row_ids) {
+    # which rows of the data the model frame keeps (after `subset` and
+    # na.action), for options that name rows (formula_row_options())
+    whole <- mf
+    whole$subset <- NULL
+    whole$na.action <- quote(stats::na.pass)
+    n_data <- nrow(eval(whole, env))
+    mf$.kmaha_row <- seq_len(n_data)
+  }
   mf <- eval(mf, env)
+  if (row_ids) {
+    rows <- mf[["(.kmaha_row)"]]
+    mf[["(.kmaha_row)"]] <- NULL
+  }
   terms <- attr(mf, "terms")
   if (attr(terms, "response") == 0L) {
     stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
@@ -38,7 +52,69 @@ model_data <- function(call, env) {
   list(x = x, y = y, terms = terms,
        xlevels = stats::.getXlevels(terms, mf),
        contrasts = attr(x, "contrasts"),
-       na.action = attr(mf, "na.action"))
+       na.action = attr(mf, "na.action"), rows = rows, n_data = n_data)
+}
+
+# Options that name rows of the data: `pairs` (a two-column matrix of row
+# numbers, mmc() and itml()) and `chunks` (one chunklet id per row, rca()),
+# given to a formula method directly or in kmaha()'s `learner_args` (also
+# for one learner by name).  With the formula interface they refer to the
+# rows of `data`; the learners receive the rows the model frame kept (after
+# `subset` and the rows na.action removed), so formula_row_options()
+# renumbers the pairs into those rows and keeps the chunk ids of those rows.
+row_option_names <- c("pairs", "chunks")
+
+has_row_options <- function(dots) {
+  in_list <- function(o) is.list(o) && !is.data.frame(o) && any(row_option_names %in% names(o))
+  in_list(dots) || (in_list(dots$learner_args) ||
+                      (is.list(dots$learner_args) && any(vapply(dots$learner_args, in_list, NA))))
+}
+
+# `dots` with the row options given as rows of the data (n_data rows)
+# carried to the rows `rows` of the model frame.  Malformed options are left
+# to the learner's own checks; a pair that joins a row the model frame left
+# out is an error naming it.
+formula_row_options <- function(dots, rows, n_data) {
+  if (identical(as.integer(rows), seq_len(n_data))) return(dots)
+  pos <- match(seq_len(n_data), rows)
+  remap <- function(o, prefix) {
+    if (!is.null(o$pairs)) o$pairs <- pairs_to_frame(o$pairs, pos, paste0(prefix, "pairs"))
+    ch <- o$chunks
+    if (!is.null(ch) && is.null(dim(ch)) && is.atomic(ch) && length(ch) == n_data) {
+      o$chunks <- ch[rows]
+    }
+    o
+  }
+  dots <- remap(dots, "")
+  la <- dots$learner_args
+  if (is.list(la) && !is.data.frame(la)) {
+    la <- remap(la, "learner_args$")
+    for (nm in setdiff(names(la), c("", row_option_names))) {
+      if (is.list(la[[nm]]) && !is.data.frame(la[[nm]])) {
+        la[[nm]] <- remap(la[[nm]], sprintf("learner_args$%s$", nm))
+      }
+    }
+    dots["learner_args"] <- list(la)
+  }
+  dots
+}
+
+# Pairs of row numbers of the data renumbered into the model frame's rows
+# (`pos`: the frame row of each data row, NA for a row left out).
+pairs_to_frame <- function(pairs, pos, arg) {
+  P <- if (is.data.frame(pairs)) as.matrix(pairs) else pairs
+  n_data <- length(pos)
+  ok <- is.matrix(P) && ncol(P) == 2L && nrow(P) > 0L && is.numeric(P) && !anyNA(P) &&
+    all(is.finite(P)) && all(P == round(P)) && all(P >= 1 & P <= n_data)
+  if (!ok) return(pairs)
+  new <- pos[P]
+  if (anyNA(new)) {
+    bad <- which(is.na(new))[1]
+    r <- (bad - 1L) %% nrow(P) + 1L
+    stopf("`%s` row %d refers to row %d of `data`, which the model frame leaves out (a missing value, or not in `subset`); with the formula interface pairs are row numbers of `data`. Remove that pair, or that row's missing values.",
+          arg, r, as.integer(P[bad]))
+  }
+  matrix(as.integer(new), nrow(P), 2L)
 }
 
 # Fit through a default method, then record what predict() needs.  The
@@ -51,7 +127,9 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
                     c(setdiff(names(formals(method)), "..."),
                       setdiff(names(formals(fit_fun)), c("x", "y", "..."))),
                     generic)
-  md <- model_data(call, env)
+  rows_named <- has_row_options(dots)
+  md <- model_data(call, env, row_ids = rows_named)
+  if (rows_named) dots <- formula_row_options(dots, md$rows, md$n_data)
   fit <- do.call(fit_fun, c(list(md$x, md$y), dots))
   fit$terms <- md$terms
   fit$xlevels <- md$xlevels

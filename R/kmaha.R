@@ -81,7 +81,12 @@
 #' reference point of the k-NN classifier. Pairs name rows of `x`, so they
 #' cannot be given with kernel choice (`"auto"`, `"cv"`), which refits on
 #' subsets of the rows and, without `y`, has no labels to score with; nor
-#' with `"precomputed"` (pass the Gram matrix of the paired rows).
+#' with `"precomputed"` (pass the Gram matrix of the paired rows). With the
+#' formula interface, pairs (and [rca()]'s `chunks`, one per row) refer to
+#' the rows of `data`: when `subset` or `na.action` leaves rows out, the
+#' pairs are renumbered into the rows kept, and a pair that joins a row left
+#' out is an error (the same holds for the formula methods of [mmc()],
+#' [itml()] and [rca()]).
 #'
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
@@ -254,9 +259,11 @@
 #'   or only centre them (`FALSE`).
 #' @param rank,tol Passed to [kpca()]: number of components kept (`NULL`:
 #'   all with eigenvalue above `tol` relative to the largest).
-#' @param seed `NULL` or a number: the seed for the cross-validation folds,
-#'   giving the same folds under any [RNGkind()] (the session's random state
-#'   and kind are restored afterwards).
+#' @param seed `NULL` or a number: the seed for the cross-validation folds
+#'   and the fit's other random draws (pairs drawn from the labels, Nystrom
+#'   landmarks, random starts), giving the same folds and fit under any
+#'   [RNGkind()] (the session's random state and kind are restored
+#'   afterwards).
 #' @param landmarks `NULL` (exact KPCA), or the number of Nystrom landmarks,
 #'   or a numeric matrix of landmark points with the columns of `x` (see
 #'   Large n).
@@ -373,7 +380,11 @@ kmaha.default <- function(x, y = NULL, learner = "auto", kernel = "auto", k = NU
             if (choice$type == "cv") "kernel = \"auto\"" else "score_candidates(candidates = \"auto\")")
     }
   }
-  kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call)
+  # With a seed, every random draw of the fit comes from it (the folds, and
+  # the final fit's pairs drawn from the labels, landmarks and random
+  # starts), and the session's random state is left as it was.
+  if (is.null(a$seed)) return(kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call))
+  with_kmaha_seed(a$seed, kmaha_fit(a, choice, cv_folds, cv_strategy, rule, call))
 }
 
 # The checked arguments shared by kmaha() and score_candidates(): the data,
@@ -387,6 +398,10 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
     check_x(x, "x")
+  if (is.data.frame(y) || (is.matrix(y) && !is.numeric(y))) {
+    stopf("`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a %s%s.",
+          class(y)[1], if (is.data.frame(y) && ncol(y) == 1L) "; for a one-column data frame d use d[[1]]" else "")
+  }
   # a numeric response: a regression with MLKR (R/regression.R)
   regression <- is.numeric(y) && !is.factor(y)
   if (regression) {

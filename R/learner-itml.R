@@ -31,7 +31,9 @@
 #' k-th of them is used).
 #'
 #' **Pairs** are given or drawn from `y` exactly as for [mmc()] (see there,
-#' and `n_pairs`).
+#' and `n_pairs`). With the formula interface, given pairs are row numbers
+#' of `data`, renumbered into the rows the model frame keeps (see Pairs in
+#' [kmaha()]).
 #'
 #' **p >> n** with the identity prior: every update lies in the span of the
 #' centred training rows, so when `ncol(x) >= nrow(x)` the problem is solved

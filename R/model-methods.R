@@ -538,6 +538,11 @@ plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2)
 # device (NDC: 0-1 from the bottom left), or NULL for the legend.
 plot_embedding <- function(z, y, dims = c(1, 2), col = NULL, main = "", asp = 1,
                            legend = TRUE, ...) {
+  if (is.null(y)) {
+    # a model fitted from pairs or chunklets alone: no classes to colour by
+    y <- factor(rep.int("training points", nrow(z)))
+    legend <- FALSE
+  }
   p <- nlevels(y)
   col <- col %||% grDevices::hcl.colors(max(p, 2L), "Dark 3")[seq_len(p)]
   if (length(col) < p) col <- rep_len(col, p)

@@ -183,10 +183,14 @@ parsnip_prob_frame <- function(x, object) {
 #' @rawNamespace S3method(parsnip::multi_predict, "_kmaha_fit")
 multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
                                      neighbors = NULL, ...) {
-  if (is.null(type)) type <- "class"
-  if (!type %in% c("class", "prob")) {
-    stopf("multi_predict() for the kmaha engine: `type` must be \"class\" or \"prob\", not \"%s\".",
-          paste(type, collapse = ", "))
+  # a regression fit predicts numbers (parsnip's type "numeric")
+  regression <- inherits(object$fit, "kmaha_regression")
+  types <- if (regression) "numeric" else c("class", "prob")
+  if (is.null(type)) type <- types[1]
+  if (!is.character(type) || length(type) != 1L || !type %in% types) {
+    stopf("multi_predict() for the kmaha engine: `type` must be %s for a %s model, not \"%s\".",
+          paste0("\"", types, "\"", collapse = " or "),
+          if (regression) "regression" else "classification", paste(type, collapse = ", "))
   }
   if (is.null(neighbors)) {
     neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% object$fit$k
@@ -198,8 +202,10 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
   }
   long <- do.call(rbind, lapply(neighbors, function(k) {
     p <- stats::predict(object, new_data = new_data, type = "raw",
-                        opts = list(type = type, k = k))
-    p <- if (type == "class") {
+                        opts = list(type = if (regression) "response" else type, k = k))
+    p <- if (regression) {
+      data.frame(.pred = unname(p))
+    } else if (type == "class") {
       data.frame(.pred_class = p)
     } else {
       p <- as.data.frame(p, optional = TRUE)

@@ -38,7 +38,10 @@ fit_scaling <- function(x, scale = TRUE, arg = "x") {
     const <- !(s_unit > 1e-12)
     if (any(const)) {
       nm <- colnames(x)
+      # (an unnamed column, also among named ones: its number)
       which_c <- if (is.null(nm)) as.character(which(const)) else nm[const]
+      blank <- is.na(which_c) | !nzchar(which_c)
+      which_c[blank] <- as.character(which(const))[blank]
       stopf("`%s` has constant column(s) %s (standard deviation below 1e-12 of the largest absolute value); they carry no distance information. Remove them before fitting.",
             arg, paste(sQuote(which_c, FALSE), collapse = ", "))
     }

@@ -33,7 +33,22 @@ regression_specs <- function(learner, args, argname = function(a) paste0("learne
                 collapse = ", "))
   }
   use <- if (name == "auto") reg else name
-  stats::setNames(lapply(use, function(nm) builtin_spec(nm, args, argname)), use)
+  # with "auto", as for classes (learner_specs()), an element of
+  # `learner_args` named by a learner holds options for it alone
+  own <- if (name == "auto") intersect(names(args), reg) else character()
+  for (nm in own) {
+    if (!is.list(args[[nm]])) {
+      stopf("`%s` must be a named list of options for %s alone, e.g. list(lambda = 0.1).",
+            argname(nm), learner_label(nm))
+    }
+  }
+  shared <- args[setdiff(names(args), own)]
+  stats::setNames(lapply(use, function(nm) {
+    if (!nm %in% own) return(builtin_spec(nm, shared, argname))
+    a <- c(shared, args[[nm]])
+    sub_name <- function(o) if (o %in% names(args[[nm]])) paste0(argname(nm), "$", o) else argname(o)
+    builtin_spec(nm, a[!duplicated(names(a), fromLast = TRUE)], sub_name)
+  }), use)
 }
 
 # A regression learner named with class labels: it regresses a numeric

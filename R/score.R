@@ -93,6 +93,9 @@
 #' Nystrom KPCA above (see [kmaha()]; `large` records this).
 #'
 #' @inheritParams kmaha
+#' @param seed `NULL` or a number: the seed for the cross-validation folds,
+#'   giving the same folds and scores under any [RNGkind()] (the session's
+#'   random state and kind are restored afterwards).
 #' @param candidates `"auto"` or `"kernels"`: which candidates to score (see
 #'   Candidates).
 #' @param folds Number of folds (a whole number >= 2), or a vector of fold
