@@ -45,8 +45,8 @@
 #' @inheritParams mmc
 #' @param gamma Slack trade-off \eqn{\gamma > 0}; `Inf` for hard constraints.
 #' @param bounds `NULL` (percentiles, see Thresholds) or `c(u, l)`, two
-#'   positive numbers: the squared distance within which similar pairs are
-#'   kept, and beyond which dissimilar pairs are pushed.
+#'   positive numbers with \eqn{u < l}: the squared distance within which
+#'   similar pairs are kept, and beyond which dissimilar pairs are pushed.
 #' @param prior `"identity"`, or a symmetric positive definite
 #'   `ncol(x)` x `ncol(x)` matrix \eqn{M_0} (acting on the scaled inputs when
 #'   `scale = TRUE`).
@@ -103,6 +103,11 @@ itml_opts <- function(args, argname) {
                            anyNA(bounds) || any(!is.finite(bounds)) || any(bounds <= 0))) {
     stopf("`%s` must be NULL or c(u, l), two positive numbers (squared distances).",
           argname("bounds"))
+  }
+  if (!is.null(bounds) && bounds[1] >= bounds[2]) {
+    stopf("`%s` = c(u, l) needs u < l (similar pairs are kept within u, dissimilar ones pushed beyond l), but it is c(%s, %s); did you mean c(%s, %s)?",
+          argname("bounds"), format(bounds[1]), format(bounds[2]), format(bounds[2]),
+          format(bounds[1]))
   }
   prior <- get_arg("prior")
   if (!(is.character(prior) && length(prior) == 1L && identical(prior, "identity")) &&

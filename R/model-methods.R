@@ -91,7 +91,8 @@ NULL
 #' **New data.** Columns are matched by name when the model was trained on
 #' named columns (reordered columns work; a `newdata` without column names is
 #' an error, since its columns could not be matched), by position otherwise;
-#' for formula fits the model frame is rebuilt with the training terms and
+#' a named vector, such as `colMeans(x)`, is one observation (a model fitted
+#' on a matrix); for formula fits the model frame is rebuilt with the training terms and
 #' factor levels. A row with a missing value gives `NA` (a row of `NA`s for
 #' `"prob"` and `"transform"`), as [stats::predict.lm()] does with
 #' `na.action = na.pass`; a `newdata` with no rows gives a result of length

@@ -223,9 +223,14 @@ check_flag <- function(v, arg) {
 
 # New data at predict time: the training columns, matched by name when the
 # model was trained on named columns (so reordered columns work, and other
-# columns are ignored), by position otherwise.  Rows with missing values and zero rows are allowed: predict()
-# returns NA for such rows.
+# columns are ignored), by position otherwise; a named vector is one row.
+# Rows with missing values and zero rows are allowed: predict() returns NA
+# for such rows.
 check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
+  if (is.atomic(newdata) && is.null(dim(newdata)) && !is.null(names(newdata))) {
+    # a named vector (e.g. colMeans(x)) is one observation: one row
+    newdata <- matrix(newdata, nrow = 1L, dimnames = list(NULL, names(newdata)))
+  }
   if (!is.null(train_names) && !is.null(colnames(newdata))) {
     # Columns not used in training are ignored (whatever their type).
     missing_cols <- setdiff(train_names, colnames(newdata))

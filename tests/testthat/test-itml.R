@@ -146,6 +146,11 @@ test_that("bad options are errors naming the argument", {
   expect_error(itml(d$x, d$y, bounds = c(1, -1)),
                "`bounds` must be NULL or c(u, l), two positive numbers (squared distances).",
                fixed = TRUE)
+  expect_error(itml(d$x, d$y, bounds = c(10, 1)),
+               "`bounds` = c(u, l) needs u < l (similar pairs are kept within u, dissimilar ones pushed beyond l), but it is c(10, 1); did you mean c(1, 10)?",
+               fixed = TRUE)
+  expect_error(kmaha(d$x, d$y, learner = "itml", learner_args = list(bounds = c(3, 3))),
+               "`learner_args$bounds` = c(u, l) needs u < l", fixed = TRUE)
   expect_error(itml(d$x, d$y, prior = "cov"),
                "`prior` must be \"identity\" or a symmetric positive definite matrix.", fixed = TRUE)
   expect_error(itml(d$x, d$y, prior = matrix(1, 4, 4)),

@@ -207,3 +207,19 @@ test_that("a data frame as kmaha()'s `y` is refused in terms of both tasks", {
                "`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a data.frame; for a one-column data frame d use d[[1]].",
                fixed = TRUE)
 })
+
+test_that("a named vector is one observation at predict time", {
+  x <- as.matrix(iris[, 1:4])
+  fit <- kmaha(x, iris$Species, kernel = "linear", learner = "nca", seed = 1)
+  v <- x[51, ]
+  expect_identical(predict(fit, v), predict(fit, x[51, , drop = FALSE]))
+  # matched by name, so the order of the names does not matter
+  expect_identical(predict(fit, rev(v)), predict(fit, x[51, , drop = FALSE]))
+  expect_equal(predict(fit, v, type = "transform"),
+               predict(fit, x[51, , drop = FALSE], type = "transform"))
+  # a vector lacking a training name says which
+  expect_error(predict(fit, v[-2]), "`newdata` lacks column(s) used in training: 'Sepal.Width'.",
+               fixed = TRUE)
+  r <- kmaha(swiss_x(), swiss$Fertility, kernel = "linear", seed = 1)
+  expect_equal(predict(r, swiss_x()[3, ]), unname(predict(r, swiss_x()[3, , drop = FALSE])))
+})
