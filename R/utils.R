@@ -136,7 +136,10 @@ check_y <- function(y, n, arg = "y", min_classes = 2L) {
 # A factor with levels `lev` from 1-based integer codes (NA stays NA):
 # factor(lev[codes], levels = lev) without matching the labels back.
 codes_factor <- function(codes, lev) {
-  structure(as.integer(codes), levels = lev, class = "factor")
+  f <- as.integer(codes)
+  attr(f, "levels") <- lev
+  class(f) <- "factor"
+  f
 }
 
 # The labels with every level they had before check_y() dropped the unused
