@@ -18,8 +18,13 @@
 # scale-free ratio g(B'B) / sqrt(f(B'B)) from the identity and from the
 # exact variant's solution (the best of the two).
 #
+# Also the core's alternation with its cap of 50 rounds lowered to 5, 10, 20
+# ("alt5" ...), and the core's algorithm re-run here with the trial steps
+# and eigen-decompositions counted ("g_old_counted" must equal "g_old").
+#
 # Columns: g (objective at f = 1), 1-NN test accuracy, rank of M (eigenvalues
-# above 1e-6 of the largest), seconds, eigen-decompositions (variant only).
+# above 1e-6 of the largest), seconds, accepted steps, trial steps,
+# eigen-decompositions.
 #
 # Usage:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 KMAHA_NUM_THREADS=1 \
 #           KMAHA_DATA_DIR=/work/shared/data KMAHA_LIB=/tmp/lib-x \
@@ -92,9 +97,25 @@ static arma::mat project_exact(const arma::mat& X, const arma::mat& S, double s2
   return A / phi;
 }
 
-// mmc_full_on() of the core with the projection replaced
+// the core\'s detail::mmc_project() with the eigen-decompositions counted and
+// the cap on the rounds a parameter (50 in the core)
+static arma::mat project_alternating(arma::mat A, const arma::mat& S, double s2, int rounds,
+                                     const context& ctx, long& n_eig) {
+  for (int round = 0; round < rounds; ++round) {
+    const double f = arma::accu(A % S);
+    if (f > 1.0) A -= ((f - 1.0) / s2) * S;
+    A = detail::psd_projection(A, "mmc", ctx);
+    ++n_eig;
+    if (arma::accu(A % S) <= 1.0 + 1e-8) break;
+  }
+  return A / arma::accu(A % S);
+}
+
+// mmc_full_on() of the core with the projection chosen: rounds > 0, the
+// alternating one with that cap; rounds = 0, the exact one
 // [[Rcpp::export]]
-Rcpp::List mmc_exact(const arma::mat& Ds, const arma::mat& Dd, int max_iter, double tol) {
+Rcpp::List mmc_variant(const arma::mat& Ds, const arma::mat& Dd, int max_iter, double tol,
+                       int rounds) {
   const context ctx(1, isa::baseline, interrupt_fn([]() { return false; }));
   long n_eig = 0;
   arma::mat S = Ds.t() * Ds;
@@ -104,6 +125,7 @@ Rcpp::List mmc_exact(const arma::mat& Ds, const arma::mat& Dd, int max_iter, dou
   arma::vec w;
   double g = detail::mmc_g(Dd, A, w), alpha = -1, ratio = -1;
   int iters = 0;
+  long trials = 0;
   for (int it = 0; it < max_iter; ++it) {
     Rcpp::checkUserInterrupt();
     arma::mat G = Dd.t() * arma::diagmat(w) * Dd;
@@ -115,7 +137,10 @@ Rcpp::List mmc_exact(const arma::mat& Ds, const arma::mat& Dd, int max_iter, dou
     bool accepted = false, done = false;
     while (!accepted) {
       if (alpha * gg <= 1e-14 * g) break;
-      const arma::mat At = project_exact(A + alpha * G, S, s2, alpha, ratio, ctx, n_eig);
+      ++trials;
+      const arma::mat At = rounds > 0
+          ? project_alternating(A + alpha * G, S, s2, rounds, ctx, n_eig)
+          : project_exact(A + alpha * G, S, s2, alpha, ratio, ctx, n_eig);
       arma::vec wt;
       const double gt = detail::mmc_g(Dd, At, wt);
       if (gt > g) {
@@ -130,7 +155,8 @@ Rcpp::List mmc_exact(const arma::mat& Ds, const arma::mat& Dd, int max_iter, dou
   }
   return Rcpp::List::create(Rcpp::Named("M") = A, Rcpp::Named("g") = g,
                             Rcpp::Named("f") = arma::accu(A % S),
-                            Rcpp::Named("iterations") = iters, Rcpp::Named("eig") = n_eig);
+                            Rcpp::Named("iterations") = iters, Rcpp::Named("trials") = trials,
+                            Rcpp::Named("eig") = n_eig);
 }
 '
 Sys.setenv(PKG_CPPFLAGS = paste0("-I", normalizePath("inst/include")))
@@ -213,7 +239,13 @@ for (ds in sets) {
     t_old <- system.time(old <- suppressWarnings(
       mmc(sp$xs, sp$y, pairs = pr$pairs, similar = pr$similar, scale = FALSE)))[["elapsed"]]
     M_old <- crossprod(old$L)
-    t_new <- system.time(new <- mmc_exact(Ds, Dd, 500L, 1e-6))[["elapsed"]]
+    t_new <- system.time(new <- mmc_variant(Ds, Dd, 500L, 1e-6, 0L))[["elapsed"]]
+    # the core's algorithm, counted (its g must be the package's)
+    cnt <- mmc_variant(Ds, Dd, 500L, 1e-6, 50L)
+    alt <- lapply(c(5L, 10L, 20L), function(r) {
+      t <- system.time(v <- mmc_variant(Ds, Dd, 500L, 1e-6, r))[["elapsed"]]
+      list(g = v$g, acc = acc_1nn(map_of(v$M), sp), time = t)
+    })
     ref <- if (do_ref) ref_opt(Ds, Dd, list(diag(ncol(Ds)), chol(new$M + 1e-9 * diag(ncol(Ds))))) else NA_real_
     rows[[length(rows) + 1L]] <- data.frame(
       dataset = ds, split = s, D = ncol(sp$xs),
@@ -222,7 +254,11 @@ for (ds in sets) {
       acc_old = acc_1nn(old$L, sp), acc_exact = acc_1nn(map_of(new$M), sp),
       rank_old = rank_of(M_old), rank_exact = rank_of(new$M),
       steps_old = old$convergence$iterations, steps_exact = new$iterations,
-      eig_exact = new$eig, time_old = t_old, time_exact = t_new)
+      g_old_counted = cnt$g, trials_old = cnt$trials, eig_old = cnt$eig,
+      trials_exact = new$trials, eig_exact = new$eig, time_old = t_old, time_exact = t_new,
+      g_alt5 = alt[[1]]$g, g_alt10 = alt[[2]]$g, g_alt20 = alt[[3]]$g,
+      acc_alt5 = alt[[1]]$acc, acc_alt10 = alt[[2]]$acc, acc_alt20 = alt[[3]]$acc,
+      time_alt5 = alt[[1]]$time, time_alt10 = alt[[2]]$time, time_alt20 = alt[[3]]$time)
     cat(sprintf("%s split %d done\n", ds, s))
   }
 }
