@@ -65,7 +65,7 @@ knn_vote <- function(x, y, q, k, self = FALSE, ctx) {
   prob <- res$prob
   colnames(prob) <- lev
   rownames(prob) <- rownames(q)
-  list(class = factor(lev[res$class], levels = lev), prob = prob)
+  list(class = codes_factor(res$class, lev), prob = prob)
 }
 
 # `k` neighbours must exist among n training rows (n - 1 for leave-one-out).

@@ -262,7 +262,10 @@ new_model <- function(p, y, k, prep, spec, ctx, class = NULL, settings = list(),
     }
   } else if (!is.null(y) && nrow(emb) > k) {
     # (a pair or chunklet learner fitted without class labels only transforms)
-    model$train_accuracy <- mean(pipeline_apply(model, NULL, "class", k, ctx) == model$y)
+    # (the predictions have the levels of model$y: compare the codes, not
+    # the factors, whose `==` matches them by their labels)
+    model$train_accuracy <- mean(as.integer(pipeline_apply(model, NULL, "class", k, ctx)) ==
+                                   as.integer(model$y))
   }
   # The learner's own diagnostics (eigenvalues, impostor counts, ...).
   details <- p$details[!vapply(p$details, is.null, NA)]
@@ -325,7 +328,7 @@ pipeline_apply <- function(model, x, type, k, ctx, weights = model$weights) {
       dimnames(out$prob) <- list(NULL, lev)
       return(out$prob)
     }
-    factor(lev[out$class], levels = lev)
+    codes_factor(out$class, lev)
   }
   if (is.null(x)) {
     return(finish(core_pipeline_apply(core, NULL, NULL,

@@ -116,7 +116,10 @@ check_y <- function(y, n, arg = "y", min_classes = 2L) {
   }
   y <- as.factor(y)
   all_lev <- levels(y)
-  y <- droplevels(y)
+  # droplevels() rebuilds the factor from its labels; a plain factor using
+  # every level would come back unchanged
+  plain <- all(names(attributes(y)) %in% c("levels", "class", "names"))
+  if (!plain || any(tabulate(y, length(all_lev)) == 0L)) y <- droplevels(y)
   if (nlevels(y) < min_classes) {
     stopf("`%s` has only %d class; at least %d classes are needed to learn a metric.",
           arg, nlevels(y), min_classes)
@@ -128,6 +131,15 @@ check_y <- function(y, n, arg = "y", min_classes = 2L) {
     attr(y, "levels_all") <- all_lev
   }
   y
+}
+
+# A factor with levels `lev` from 1-based integer codes (NA stays NA):
+# factor(lev[codes], levels = lev) without matching the labels back.
+codes_factor <- function(codes, lev) {
+  f <- as.integer(codes)
+  attr(f, "levels") <- lev
+  class(f) <- "factor"
+  f
 }
 
 # The labels with every level they had before check_y() dropped the unused

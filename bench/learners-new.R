@@ -34,7 +34,12 @@
 #           R_LIBS=/usr/local/lib/R/kmaha-suggests Rscript bench/learners-new.R
 # Output: bench/results/learners_new.csv (one row per data set, split and
 #         method) and bench/results/learners_new_lfda_2000.csv.
-# Env:    KMAHA_BENCH_SPLITS (default 5), KMAHA_BENCH_SETS (comma list).
+# Env:    KMAHA_BENCH_SPLITS (default 5), KMAHA_BENCH_SETS (comma list),
+#         KMAHA_BENCH_LEARNERS (comma list of the `learner` column's values,
+#         e.g. "euclidean,rca,mmc_full": only those rows are fitted, and
+#         written to bench/results/learners_new_<learners>.csv instead; the
+#         LFDA part runs only when "lfda" is listed), KMAHA_BENCH_REPEAT
+#         (default 1: time_s is the median of that many fits).
 
 lib <- Sys.getenv("KMAHA_LIB")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
@@ -50,6 +55,7 @@ n_splits <- as.integer(Sys.getenv("KMAHA_BENCH_SPLITS", "5"))
 sets <- env_list("KMAHA_BENCH_SETS",
                  c("iris", "glass", "balance", "breast_cancer", "ionosphere", "pima",
                    "yeast", "satellite", "musk2", "Sonar", "Vehicle", "Vowel"))
+learners <- env_list("KMAHA_BENCH_LEARNERS", NULL)
 
 mlbench_split <- function(name, s) {
   e <- new.env()
@@ -77,12 +83,24 @@ acc_1nn <- function(ztr, y, zte, yte) {
 # at KMAHA_BENCH_LIMIT seconds (default 60; their R loops honour
 # setTimeLimit()), recorded as an error.
 limit_s <- as.numeric(Sys.getenv("KMAHA_BENCH_LIMIT", "60"))
+# With KMAHA_BENCH_REPEAT = r > 1 the time is the median of r fits (each
+# method alike; an error or a time limit ends the repeats), for fits of a few
+# milliseconds, where one call measures mostly the timer's resolution and
+# the machine's load.
+n_repeat <- as.integer(Sys.getenv("KMAHA_BENCH_REPEAT", "1"))
 timed <- function(expr) {
-  setTimeLimit(elapsed = limit_s, transient = TRUE)
+  e <- substitute(expr)
+  env <- parent.frame()
   on.exit(setTimeLimit(elapsed = Inf))
-  t <- system.time(v <- tryCatch(expr, error = function(e) e))[["elapsed"]]
-  setTimeLimit(elapsed = Inf)
-  list(value = v, time = t)
+  ts <- numeric()
+  for (r in seq_len(max(1L, n_repeat))) {
+    setTimeLimit(elapsed = limit_s, transient = TRUE)
+    t <- system.time(v <- tryCatch(eval(e, env), error = function(e) e))[["elapsed"]]
+    setTimeLimit(elapsed = Inf)
+    ts <- c(ts, t)
+    if (inherits(v, "error")) break
+  }
+  list(value = v, time = stats::median(ts))
 }
 
 rows <- list()
@@ -107,6 +125,8 @@ for (ds in sets) {
     dism <- pr$pairs[pr$similar == -1, , drop = FALSE]
     base <- list(dataset = ds, split = s, n_train = nrow(xs), D = D)
     record <- function(learner, impl, res, map_fun) {
+      # (`res` is evaluated here: a learner not asked for is not fitted)
+      if (!is.null(learners) && !(learner %in% learners)) return(invisible(NULL))
       v <- res$value
       acc <- if (inherits(v, "error")) NA_real_ else
         tryCatch(acc_1nn(map_fun(v, xs), y, map_fun(v, xte), yte), error = function(e) NA_real_)
@@ -142,7 +162,9 @@ for (ds in sets) {
 }
 res <- do.call(rbind, rows)
 dir.create("bench/results", showWarnings = FALSE)
-utils::write.csv(res, "bench/results/learners_new.csv", row.names = FALSE)
+out_csv <- if (is.null(learners)) "bench/results/learners_new.csv" else
+  sprintf("bench/results/learners_new_%s.csv", paste(learners, collapse = "_"))
+utils::write.csv(res, out_csv, row.names = FALSE)
 
 # Summary: mean accuracy and median time per data set, learner, implementation.
 agg <- stats::aggregate(cbind(accuracy, time_s) ~ dataset + learner + impl, res,
@@ -150,6 +172,7 @@ agg <- stats::aggregate(cbind(accuracy, time_s) ~ dataset + learner + impl, res,
 print(agg[order(agg$dataset, agg$learner, agg$impl), ], row.names = FALSE)
 
 # LFDA at 2 000 rows.
+if (!is.null(learners) && !("lfda" %in% learners)) quit(save = "no")
 sat <- kmaha_data("satellite")
 set.seed(1)
 tr <- sample(nrow(sat), 2000)

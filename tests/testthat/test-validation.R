@@ -47,6 +47,25 @@ test_that("fit_scaling standardizes and rejects constant columns", {
                "`x` has constant column(s) 'c'", fixed = TRUE)
 })
 
+test_that("check_y's labels are droplevels(as.factor(y)); codes_factor() is factor(lev[codes])", {
+  # check_y() skips droplevels() for a plain factor that uses every level
+  ys <- list(c("b", "a", "b"), factor(c("b", "a"), levels = c("b", "a")),
+             c(u = "x", v = "y", w = "x"), ordered(c("lo", "hi", "lo")), c(3, 1, 3),
+             structure(factor(c("a", "b", "a")), contrasts = "c"),
+             structure(factor(c("a", "b", "a")), note = "kept?"))
+  for (y in ys) {
+    expect_identical(kmaha:::check_y(y, length(y)), droplevels(as.factor(y)))
+  }
+  y <- factor(c("a", "c", "a"), levels = c("a", "b", "c"))
+  expect_warning(out <- kmaha:::check_y(y, 3), "level(s) 'b' with no rows", fixed = TRUE)
+  expect_identical(levels(out), c("a", "c"))
+  expect_identical(attr(out, "levels_all"), c("a", "b", "c"))
+  lev <- c("u", "v", "w")
+  for (codes in list(c(3L, 1L, 1L, 2L), c(2L, NA, 3L), integer(), c(1, 3))) {
+    expect_identical(kmaha:::codes_factor(codes, lev), factor(lev[codes], levels = lev))
+  }
+})
+
 test_that("formula data: factors are expanded, subset and na.action honoured", {
   df <- data.frame(y = factor(rep(c("u", "v"), each = 5)),
                    a = c(1:9, NA), f = factor(rep(c("p", "q", "r", "p", "q"), 2)))
