@@ -76,3 +76,39 @@ python_has <- function(module, python = "/usr/bin/python3") {
     identical(suppressWarnings(system2(python, c("-c", shQuote(paste("import", module))),
                                        stdout = FALSE, stderr = FALSE)), 0L)
 }
+
+# A split of an mlbench classification set `name` in the protocol of the
+# learner benchmarks (bench/learners-new.R, bench/mmc-projection.R): 200
+# random training rows (at most half the set; seed 1000 s + 77), the rest
+# for testing, columns constant on the training rows dropped.
+mlbench_split <- function(name, s) {
+  e <- new.env()
+  utils::data(list = name, package = "mlbench", envir = e)
+  d <- e[[name]]
+  y <- d[[ncol(d)]]
+  x <- d[, -ncol(d), drop = FALSE]
+  x <- as.matrix(as.data.frame(lapply(x, function(v) as.numeric(as.character(v)))))
+  set.seed(1000 * s + 77)
+  tr <- sample(nrow(x), min(200L, nrow(x) %/% 2L))
+  keep <- apply(x[tr, , drop = FALSE], 2, stats::sd) > 0
+  list(x = x[tr, keep, drop = FALSE], y = droplevels(y[tr]),
+       xte = x[-tr, keep, drop = FALSE], yte = y[-tr])
+}
+
+# The split `s` of a paper set (paper_split()) or of an mlbench set
+# (mlbench_split()).
+get_split <- function(name, s) {
+  if (name %in% paper_datasets()$name) paper_split(name, s) else mlbench_split(name, s)
+}
+
+# A split's inputs standardized with the training rows' means and standard
+# deviations: list(xs, xte), plain matrices.
+standardize_split <- function(sp) {
+  mu <- colMeans(sp$x)
+  sdv <- apply(sp$x, 2, stats::sd)
+  xs <- scale(sp$x, mu, sdv)
+  xte <- scale(sp$xte, mu, sdv)
+  attributes(xs)[c("scaled:center", "scaled:scale")] <- NULL
+  attributes(xte)[c("scaled:center", "scaled:scale")] <- NULL
+  list(xs = xs, xte = xte)
+}

@@ -57,23 +57,7 @@ sets <- env_list("KMAHA_BENCH_SETS",
                    "yeast", "satellite", "musk2", "Sonar", "Vehicle", "Vowel"))
 learners <- env_list("KMAHA_BENCH_LEARNERS", NULL)
 
-mlbench_split <- function(name, s) {
-  e <- new.env()
-  utils::data(list = name, package = "mlbench", envir = e)
-  d <- e[[name]]
-  y <- d[[ncol(d)]]
-  x <- d[, -ncol(d), drop = FALSE]
-  x <- as.matrix(as.data.frame(lapply(x, function(v) as.numeric(as.character(v)))))
-  set.seed(1000 * s + 77)
-  tr <- sample(nrow(x), min(200L, nrow(x) %/% 2L))
-  keep <- apply(x[tr, , drop = FALSE], 2, stats::sd) > 0
-  list(x = x[tr, keep, drop = FALSE], y = droplevels(y[tr]),
-       xte = x[-tr, keep, drop = FALSE], yte = y[-tr])
-}
 
-get_split <- function(name, s) {
-  if (name %in% paper_datasets()$name) paper_split(name, s) else mlbench_split(name, s)
-}
 
 acc_1nn <- function(ztr, y, zte, yte) {
   mean(as.character(knn_classify(ztr, droplevels(y), zte, k = 1)$class) == as.character(yte))
@@ -110,12 +94,9 @@ for (ds in sets) {
   for (s in seq_len(n_splits)) {
     sp <- get_split(ds, s)
     if (is.null(sp)) next
-    mu <- colMeans(sp$x)
-    sdv <- apply(sp$x, 2, stats::sd)
-    xs <- scale(sp$x, mu, sdv)
-    xte <- scale(sp$xte, mu, sdv)
-    attributes(xs)[c("scaled:center", "scaled:scale")] <- NULL
-    attributes(xte)[c("scaled:center", "scaled:scale")] <- NULL
+    st <- standardize_split(sp)
+    xs <- st$xs
+    xte <- st$xte
     y <- sp$y
     yte <- sp$yte
     D <- ncol(xs)

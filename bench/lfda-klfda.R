@@ -111,12 +111,9 @@ for (ds in sets) {
   for (s in seq_len(n_splits)) {
     sp <- paper_split(ds, s)
     if (is.null(sp)) next
-    mu <- colMeans(sp$x)
-    sdv <- apply(sp$x, 2, stats::sd)
-    xs <- scale(sp$x, mu, sdv)
-    xte <- scale(sp$xte, mu, sdv)
-    attributes(xs)[c("scaled:center", "scaled:scale")] <- NULL
-    attributes(xte)[c("scaled:center", "scaled:scale")] <- NULL
+    st <- standardize_split(sp)
+    xs <- st$xs
+    xte <- st$xte
     y <- sp$y
     yte <- sp$yte
     smallest <- min(table(y))

@@ -162,22 +162,6 @@ Rcpp::List mmc_variant(const arma::mat& Ds, const arma::mat& Dd, int max_iter, d
 Sys.setenv(PKG_CPPFLAGS = paste0("-I", normalizePath("inst/include")))
 sourceCpp(code = src)
 
-mlbench_split <- function(name, s) {
-  e <- new.env()
-  utils::data(list = name, package = "mlbench", envir = e)
-  d <- e[[name]]
-  y <- d[[ncol(d)]]
-  x <- d[, -ncol(d), drop = FALSE]
-  x <- as.matrix(as.data.frame(lapply(x, function(v) as.numeric(as.character(v)))))
-  set.seed(1000 * s + 77)
-  tr <- sample(nrow(x), min(200L, nrow(x) %/% 2L))
-  keep <- apply(x[tr, , drop = FALSE], 2, stats::sd) > 0
-  list(x = x[tr, keep, drop = FALSE], y = droplevels(y[tr]),
-       xte = x[-tr, keep, drop = FALSE], yte = y[-tr])
-}
-get_split <- function(name, s) {
-  if (name %in% paper_datasets()$name) paper_split(name, s) else mlbench_split(name, s)
-}
 g_of <- function(M, Dd) sum(sqrt(pmax(rowSums((Dd %*% M) * Dd), 0)))
 f_of <- function(M, Ds) sum(rowSums((Ds %*% M) * Ds))
 map_of <- function(M) {
@@ -222,12 +206,9 @@ for (ds in sets) {
   for (s in seq_len(n_splits)) {
     sp <- get_split(ds, s)
     if (is.null(sp)) next
-    mu <- colMeans(sp$x)
-    sdv <- apply(sp$x, 2, stats::sd)
-    sp$xs <- unname(scale(sp$x, mu, sdv))
-    sp$xte <- unname(scale(sp$xte, mu, sdv))
-    attributes(sp$xs)[c("scaled:center", "scaled:scale")] <- NULL
-    attributes(sp$xte)[c("scaled:center", "scaled:scale")] <- NULL
+    st <- standardize_split(sp)
+    sp$xs <- unname(st$xs)
+    sp$xte <- unname(st$xte)
     set.seed(s)
     pr <- kmaha:::draw_pairs(sp$y, kmaha:::default_n_pairs(sp$y))
     dif <- function(sg) {
