@@ -2,8 +2,8 @@
 # (tidymodels: parsnip, recipes, workflows, tune, dials, yardstick, rsample;
 # mlr3: mlr3, paradox, mlr3tuning, bbotk, mlr3misc), batchtools and
 # future.batchtools for the Slurm tests, the reference implementations lfda
-# and dml (tests and bench/learners-new.R), and kknn and ranger, the
-# references of bench/tune-grid.R (which CI's script check needs), into the
+# and dml (tests and bench/learners-new.R), and kknn, ranger and glmnet,
+# the references of the benchmarks (which CI's script check needs), into the
 # R library LIB, so that their tests run (CI does this; `make test` does
 # not).
 #
@@ -30,8 +30,9 @@ targets <- c("parsnip", "recipes", "workflows", "tune", "dials", "yardstick",
              "batchtools", "future.batchtools",
              # references of the tests and bench/learners-new.R for LFDA, RCA and MMC
              "lfda", "dml",
-             # references of bench/tune-grid.R
-             "kknn", "ranger")
+             # references of bench/tune-grid.R, bench/default-accept.R and
+             # bench/regression-accept.R
+             "kknn", "ranger", "glmnet")
 # Dependencies taken at CRAN's current version even where an older one
 # meets every declared requirement, because some package uses functions
 # newer than its declared minimum: mlr3measures calls

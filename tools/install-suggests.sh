@@ -16,7 +16,7 @@ deb="r-cran-furrr r-cran-slider r-cran-warp r-cran-prettyunits \
   r-cran-digest r-cran-r6 r-cran-globals r-cran-withr r-cran-tidyselect \
   r-cran-glue r-cran-magrittr r-cran-ggplot2 r-cran-tidyr r-cran-numderiv \
   r-cran-batchtools r-cran-future.batchtools r-cran-pkgdown r-cran-ranger \
-  r-cran-igraph"
+  r-cran-igraph r-cran-glmnet r-cran-modeldata"
 # apt-get waits for another apt-get or dpkg that holds the package
 # manager's lock (up to KMAHA_APT_LOCK_WAIT seconds, 900 by default)
 # instead of failing at once: dpkg's own wait for its lock, and a retry of
