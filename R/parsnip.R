@@ -16,7 +16,11 @@
 #'   then the model `kmaha(x, y, k = neighbors, ...)` of the fold's analysis
 #'   rows (with `seed` among the engine arguments, the same fit;
 #'   `vignette("frameworks", package = "kmaha")` has a table of `neighbors`
-#'   and `k` across the frameworks). For
+#'   and `k` across the frameworks). With `seed` set, the fits of one fold
+#'   at several values of `neighbors` share their cross-validation: the
+#'   candidate-by-fold fits of the first are kept in the session and taken
+#'   by the others, which then cost their screen and final fit (see Reuse
+#'   in [score_candidates()]; the results are those of separate fits). For
 #'   a fit whose kernel was given (no choice by cross-validation),
 #'   [parsnip::multi_predict()] predicts several values of `neighbors` from
 #'   the one fit.

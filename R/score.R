@@ -80,6 +80,22 @@
 #' which other candidates were scored: the scores of `candidates = "auto"`
 #' and `"kernels"` agree on the kernels both scored with the learner.
 #'
+#' **Reuse.** A fold's fit does not depend on the k that votes its held-out
+#' rows, so the session keeps every candidate-by-fold result (the held-out
+#' votes of every k from 1 to 10 and the k asked for) under a key of all
+#' the fit reads: the scaled inputs, the labels, the folds, the learners
+#' and their options, the candidate, the feature-map settings, the
+#' session's `kmaha.*` options, the fit's random stream and the package
+#' version. A later call on the same data with the same `seed` (and so the
+#' same folds and streams) takes the stored results instead of fitting
+#' again, and its scores are those a call that fitted every task would
+#' give. A loop over `k` (tuning `neighbors` in \pkg{tune}, caret or
+#' \pkg{mlr3} with a `seed`) thus fits each fold's candidates once. The
+#' session keeps at most 2000 results (the oldest go first); learners and
+#' kernels given as R functions are never reused, and
+#' `options(kmaha.reuse_fits = FALSE)` turns reuse off. `reused` counts the
+#' tasks taken.
+#'
 #' **Parallel work.** The candidate-by-fold fits run as futures on the
 #' user's [future::plan()] (see [kmaha-plans]), one thread each; progress is
 #' signalled through \pkg{progressr}. A fit that fails on a fold scores
@@ -117,7 +133,9 @@
 #'   scored), `accuracy_k` and `correct_k` (the same at every k considered,
 #'   k the last dimension), `k` (the k considered), `learners`,
 #'   `folds` (the fold of each row), `seconds`, `errors`, `warnings`,
-#'   `n_fits`, `strategy`, `learner` (in words), `candidates` and
+#'   `n_fits`, `reused` (how many of the candidate-by-fold tasks were
+#'   taken from an earlier call, see Reuse), `strategy`, `learner` (in
+#'   words), `candidates` and
 #'   `kernels` (what was scored), `settings` (every argument that shaped
 #'   the scores: the learner and its options, `k`, `neighbors`, the base
 #'   `kernels`, `folds`, `strategy`, `scale`, `rank`, `tol`, `seed`,
@@ -204,6 +222,7 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
   ks <- score_ks(k, y, fold_id)
   run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
+  sc$reused <- run$reused
   sc$settings <- settings
   # the folds as asked: a count, or "labels" (given per row; they are $folds)
   if (length(settings)) sc$settings$folds <- if (length(folds) == 1L) as.integer(folds) else "labels"
@@ -265,12 +284,20 @@ score_run <- function(xs, y, specs, cands, fold_id, ks, strategy, shortlist, bas
     learn[keep] <- TRUE
   }
   ids <- which(learn[tasks$cand])
-  p <- progressr::progressor(steps = length(ids))
+  settings <- worker_settings()
+  # Fits an earlier call of this session made on the same data, folds and
+  # settings are taken as they are (R/score-memo.R); the folds then vote
+  # every k that a later call may ask for.
+  memo <- score_memo_plan(xs, y, fold_id, specs, neighbors, base, ks, settings)
+  keys <- if (!is.null(memo)) score_memo_keys(memo, tasks, cands, seeds, ids)
+  stored <- if (!is.null(keys)) score_memo_get(keys) else vector("list", length(ids))
+  todo <- vapply(stored, is.null, NA)
+  p <- progressr::progressor(steps = sum(todo))
   # Every fit runs on one thread: the fits are many and small, and parallel
   # work across fits goes through the plan's workers.
   job <- list(tasks = tasks, fold_id = fold_id, x = xs, y = y, cands = cands,
-              specs = specs, neighbors = neighbors, base = base, ks = ks,
-              ctx = single_thread(ctx), settings = worker_settings())
+              specs = specs, neighbors = neighbors, base = base, ks = memo$ks %||% ks,
+              ctx = single_thread(ctx), settings = settings)
   # Workers elsewhere get the user's functions with their helpers (see
   # ship_closures()) and attach the packages those use.
   if (!plan_is_local()) {
@@ -279,9 +306,14 @@ score_run <- function(xs, y, specs, cands, fold_id, ks, strategy, shortlist, bas
     job$packages <- attr(shipped, "packages")
   }
   res <- vector("list", n_tasks)
-  res[ids] <- score_round(ids, job, seeds, p)
+  res[ids[todo]] <- score_round(ids[todo], job, seeds, p)
+  res[ids[!todo]] <- stored[!todo]
+  if (!is.null(keys)) {
+    score_memo_put(keys[todo], res[ids[todo]])
+    res <- lapply(res, score_task_columns, match(ks, memo$ks))
+  }
   list(res = res, tasks = tasks, dropped = !learn, screen = screen,
-       screened = is_kernel, shortlist = shortlist)
+       screened = is_kernel, shortlist = shortlist, reused = sum(!todo))
 }
 
 # The screen of the base kernel candidates `cands` (see score_candidates()):

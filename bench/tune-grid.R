@@ -57,6 +57,12 @@ cpu <- function() { t <- proc.time(); t[["user.self"]] + t[["sys.self"]] }
 timed <- function(expr) { t0 <- cpu(); value <- expr; list(value = value, cpu = cpu() - t0) }
 
 models <- list(
+  # (first with the reuse of fold fits between calls turned off, as kmaha
+  # 0.6.0 ran; then as the package runs by default, see "Reuse" in
+  # ?score_candidates: the fits of one fold serve every value of neighbors)
+  kmaha_noreuse = list(spec = nearest_neighbor(neighbors = tune()) |>
+                         set_engine("kmaha", seed = 1) |> set_mode("classification"),
+                       grid = data.frame(neighbors = c(1, 5, 10)), reuse = FALSE),
   kmaha = list(spec = nearest_neighbor(neighbors = tune()) |>
                  set_engine("kmaha", seed = 1) |> set_mode("classification"),
                grid = data.frame(neighbors = c(1, 5, 10))),
@@ -78,6 +84,7 @@ for (set in names(sets)) {
   set.seed(1)
   folds <- rsample::vfold_cv(d, v = 5, strata = class)
   for (m in names(models)) {
+    options(kmaha.reuse_fits = !identical(models[[m]]$reuse, FALSE))
     r <- timed(tune_grid(workflow(class ~ ., models[[m]]$spec), resamples = folds,
                          grid = models[[m]]$grid,
                          metrics = yardstick::metric_set(yardstick::accuracy),
@@ -88,15 +95,24 @@ for (set in names(sets)) {
                       best_accuracy = best$mean,
                       best_param = as.numeric(best[[names(models[[m]]$grid)[1]]]),
                       notes = nrow(collect_notes(r$value)),
-                      fits_cpu_s = NA_real_, choice_cpu_s = NA_real_)
-    if (m %in% c("kmaha", "kknn")) {
-      # the fits tune made, made directly: one per fold and grid value
-      # (kknn: one per fold, its submodels predict the others)
+                      fits_cpu_s = NA_real_, choice_cpu_s = NA_real_,
+                      same_as_noreuse = NA)
+    if (m == "kmaha") {
+      # reuse changes the cost, not the results: the same fold metrics
+      same <- identical(collect_metrics(r$value, summarize = FALSE)$.estimate,
+                        collect_metrics(noreuse, summarize = FALSE)$.estimate)
+      if (!same) stop("tune_grid() with reuse gave other fold accuracies than without")
+      row$same_as_noreuse <- same
+    }
+    if (m == "kmaha_noreuse") noreuse <- r$value
+    if (m %in% c("kmaha_noreuse", "kknn")) {
+      # the fits tune made, made directly (without reuse): one per fold and
+      # grid value (kknn: one per fold, its submodels predict the others)
       fits <- choice <- 0
       for (split in folds$splits) {
         tr <- rsample::analysis(split)
         x <- tr[, setdiff(names(tr), "class")]
-        if (m == "kmaha") {
+        if (m == "kmaha_noreuse") {
           x <- stats::model.matrix(~ . - 1, x)
           for (k in models[[m]]$grid$neighbors) {
             s <- timed(score_candidates(x, tr$class, k = k, seed = 1))
@@ -110,7 +126,7 @@ for (set in names(sets)) {
         }
       }
       row$fits_cpu_s <- fits
-      row$choice_cpu_s <- if (m == "kmaha") choice else NA_real_
+      row$choice_cpu_s <- if (m == "kmaha_noreuse") choice else NA_real_
     }
     print(row, row.names = FALSE)
     rows[[length(rows) + 1L]] <- row
@@ -126,10 +142,11 @@ wide <- reshape(res[, c("set", "model", "tune_cpu_s")], idvar = "set", timevar =
                 direction = "wide")
 names(wide) <- sub("^tune_cpu_s\\.", "", names(wide))
 ratio <- data.frame(set = wide$set, kmaha_over_kknn = wide$kmaha / wide$kknn,
+                    noreuse_over_kknn = wide$kmaha_noreuse / wide$kknn,
                     kmaha_linear_over_kknn = wide$kmaha_linear / wide$kknn,
                     ranger_over_kknn = wide$ranger / wide$kknn)
 print(ratio, digits = 3, row.names = FALSE)
-km <- res[res$model == "kmaha", ]
+km <- res[res$model == "kmaha_noreuse", ]
 cat(sprintf("kmaha: kernel choice %.0f%% of the direct fits' CPU, direct fits %.0f%% of tune_grid()'s (median over the sets)\n",
             100 * stats::median(km$choice_cpu_s / km$fits_cpu_s),
             100 * stats::median(km$fits_cpu_s / km$tune_cpu_s)))
