@@ -90,6 +90,8 @@ test_that("a real CPU time limit stops reproduce_paper() with the cross-validate
   skip_on_cran()
   res <- run_in_child(function() {
     library(kmaha)
+    # (every run fits: none takes the cross-validation fits of the last)
+    options(kmaha.reuse_fits = FALSE)
     # a first small run loads what the fits need
     invisible(reproduce_paper(datasets = "iris", learners = "dne", kernels = "linear",
                               splits = 1))
