@@ -247,6 +247,10 @@ score_ks <- function(k, y, fold_id) {
   if (!length(ks)) 1L else ks
 }
 
+# The k the screen votes with, among the k the folds vote (ks, the user's
+# k or k_grid): the first.
+screen_k <- function(ks) ks[1]
+
 # The k that kernel choice considers when the user leaves `k` unset.
 k_grid <- c(1L, 3L, 5L, 7L, 9L)
 
@@ -278,7 +282,7 @@ score_run <- function(xs, y, specs, cands, fold_id, ks, strategy, shortlist, bas
       regression_screen(xs[srows, , drop = FALSE], y[srows], cands[is_kernel], fold_id[srows], ctx)
     } else screen_candidates(xs[srows, , drop = FALSE], droplevels(y[srows]),
                                 cands[is_kernel], as.integer(factor(fold_id[srows])),
-                                ks[1], base$tol, ctx)
+                                screen_k(ks), base$tol, ctx)
     keep <- which(is_kernel)[screen_order(screen)[seq_len(shortlist)]]
     learn[is_kernel] <- FALSE
     learn[keep] <- TRUE
