@@ -145,8 +145,8 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
     m <- if (!kernelized) {
       # (a regression learner's own `k` is its model's k-NN regression)
       if (regression) tuned$k <- as.integer(param$k)
-      do.call(get(sub("\\.default$", "", learner_record(base)$fun), mode = "function"),
-              c(list(x, y), tuned, args))
+      fun <- sub("\\.default$", "", learner_record(base)$fun)
+      call_by_name(get(fun, mode = "function"), fun, c(list(x = x, y = y), tuned, args))
     } else {
       largs <- tuned
       largs <- utils::modifyList(largs, args)
@@ -272,7 +272,8 @@ caret_auto_model <- function(fixed) {
       warning("kmaha_caret(\"auto\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
               call. = FALSE)
     }
-    do.call(kmaha, c(list(as.matrix(x), y), utils::modifyList(fixed, list(...))))
+    call_by_name(kmaha, "kmaha", c(list(x = as.matrix(x), y = y),
+                                   utils::modifyList(fixed, list(...))))
   }
   list(label = "kmaha (learner, kernel and k chosen by kmaha)",
        library = "kmaha",

@@ -7,3 +7,20 @@
 # not predict another k from the fit (tune's submodels, mlr3's memory of
 # fits, multi_predict()): that would be a model nobody fitted.
 metric_uses_k <- function(fit) !is.null(fit$kernel_choice$cv)
+
+# Calls the fitting function `fun` (named `name` in the recorded call) with
+# the named arguments `args` (the data among them) bound to variables of
+# their own names, so that the model records the call a user would have
+# written, e.g. kmaha(x = x, y = y, seed = seed), rather than one carrying
+# the data (do.call() inlines every value: the training data were stored
+# twice, once in the model's call).
+call_by_name <- function(fun, name, args) {
+  if (is.null(names(args)) || any(!nzchar(names(args)))) {
+    stop("internal error: call_by_name() needs named arguments", call. = FALSE)
+  }
+  env <- list2env(args, parent = environment(fun) %||% baseenv())
+  assign(name, fun, envir = env)
+  cl <- as.call(c(list(as.name(name)),
+                  stats::setNames(lapply(names(args), as.name), names(args))))
+  eval(cl, env)
+}

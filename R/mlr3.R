@@ -241,7 +241,7 @@ mlr3_fit <- function(uid, task, pv) {
   k_arg <- if (!is.null(pv[["k"]])) as.integer(pv[["k"]])
   fit_now <- function() {
     x <- as.data.frame(task$data(cols = task$feature_names))
-    do.call(kmaha, c(list(x = x, y = task$truth()), pv))
+    call_by_name(kmaha, "kmaha", c(list(x = x, y = task$truth()), pv))
   }
   limit <- mlr3_cache_limit()
   if (limit == 0) return(fit_now())

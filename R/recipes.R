@@ -185,7 +185,7 @@ prep.step_kmaha <- function(x, training, info = NULL, ...) {
           y_name, class(y)[1])
   }
   step_kmaha_check_na(training[, columns, drop = FALSE], y, y_name)
-  fit <- with_kmaha_seed(x$seed, do.call(kmaha, c(
+  fit <- with_kmaha_seed(x$seed, call_by_name(kmaha, "kmaha", c(
     list(x = as.data.frame(training[, columns]), y = y, seed = x$seed),
     step_kmaha_args(x, regression))))
   step_kmaha_new(

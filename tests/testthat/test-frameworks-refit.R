@@ -156,3 +156,37 @@ test_that("caret's \"auto\" model is kmaha()'s default fitted on each fold", {
   expect_identical(predict(tuned$finalModel, as.matrix(d[, feats])),
                    predict(kmaha(d[, feats], d$class, seed = 1), d[, feats]))
 })
+
+test_that("framework fits record the call a user would write, not the data", {
+  # (do.call() inlined every value: the training data were stored a second
+  # time in the model's call)
+  by_name <- function(m) {
+    args <- as.list(m$call)[-1]
+    expect_true(length(args) >= 2L)
+    expect_true(all(vapply(args, is.name, NA)), label = deparse1(m$call))
+    expect_lt(length(serialize(m$call, NULL)), 2000)
+  }
+  x <- iris[, 1:4]
+  m <- kmaha:::call_by_name(kmaha, "kmaha", list(x = x, y = iris$Species, kernel = "linear",
+                                                  learner = "dne"))
+  by_name(m)
+  expect_identical(predict(m, x), predict(kmaha(x, iris$Species, kernel = "linear",
+                                                learner = "dne"), x))
+  skip_without("mlr3")
+  l <- mlr3::lrn("classif.kmaha", kernel = "linear", learner = "dne")
+  l$train(mlr3::tsk("iris"))
+  by_name(l$model)
+  skip_without("caret")
+  fit <- caret::train(x, iris$Species, method = kmaha_caret("dne"),
+                      tuneGrid = data.frame(targets = 3, k = 1),
+                      trControl = caret::trainControl(method = "none"))
+  by_name(fit$finalModel)
+  fit2 <- caret::train(x, iris$Species, method = kmaha_caret("auto"), kernel = "linear",
+                       learner = "dne", trControl = caret::trainControl(method = "none"))
+  by_name(fit2$finalModel)
+  skip_without("recipes")
+  rec <- recipes::prep(step_kmaha(recipes::recipe(Species ~ ., iris),
+                                  recipes::all_predictors(), learner = "dne",
+                                  kernel = "linear"))
+  by_name(rec$steps[[1]]$object)
+})
