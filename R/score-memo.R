@@ -18,10 +18,15 @@
 score_memo <- new.env(parent = emptyenv())
 score_memo$keys <- character()
 score_memo$values <- list()
+score_memo$bytes <- numeric()
 
-# Results kept at most (the oldest go first): a task's result is its
-# held-out correctness (rows x k) per learner, a few kB to a few hundred.
+# Results kept at most, and their size at most (the oldest go first): a
+# task's result is its held-out correctness (rows x k) per learner, a few
+# kB (a few hundred rows, as bytes) to a few hundred (a regression's
+# squared errors, as doubles, for the 200 held-out rows of a 1000-row
+# subsample).
 memo_max_tasks <- 2000L
+memo_max_bytes <- 64 * 2^20
 
 # The k the folds vote when their fits may be reused: 1 to memo_k_max (a
 # tuning grid's usual range, e.g. dials::neighbors()'s 1 to 10) and the k
@@ -65,14 +70,21 @@ score_memo_put <- function(keys, values) {
   if (!any(keep)) return(invisible())
   all_keys <- c(score_memo$keys, keys[keep])
   all_values <- c(score_memo$values, values[keep])
+  all_bytes <- c(score_memo$bytes,
+                 vapply(values[keep], function(v) as.numeric(utils::object.size(v)), 0))
+  # the oldest go until both limits hold (the newest is always kept)
   n <- length(all_keys)
-  if (n > memo_max_tasks) {
-    drop <- seq_len(n - memo_max_tasks)
+  over <- pmax(n - memo_max_tasks,
+               sum(cumsum(rev(all_bytes)) > memo_max_bytes & seq_len(n) > 1L), 0L)
+  if (over > 0L) {
+    drop <- seq_len(over)
     all_keys <- all_keys[-drop]
     all_values <- all_values[-drop]
+    all_bytes <- all_bytes[-drop]
   }
   score_memo$keys <- all_keys
   score_memo$values <- all_values
+  score_memo$bytes <- all_bytes
   invisible()
 }
 
@@ -81,6 +93,7 @@ score_memo_put <- function(keys, values) {
 score_memo_clear <- function() {
   score_memo$keys <- character()
   score_memo$values <- list()
+  score_memo$bytes <- numeric()
   invisible()
 }
 

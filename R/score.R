@@ -91,7 +91,8 @@
 #' again, and its scores are those a call that fitted every task would
 #' give. A loop over `k` (tuning `neighbors` in \pkg{tune}, caret or
 #' \pkg{mlr3} with a `seed`) thus fits each fold's candidates once. The
-#' session keeps at most 2000 results (the oldest go first); learners and
+#' session keeps at most 2000 results and 64 MB of them (the oldest go
+#' first); learners and
 #' kernels given as R functions are never reused, and
 #' `options(kmaha.reuse_fits = FALSE)` turns reuse off. `reused` counts the
 #' tasks taken.

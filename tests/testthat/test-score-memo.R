@@ -128,6 +128,26 @@ test_that("the store keeps at most memo_max_tasks results, the oldest going firs
   expect_null(got[[5]])
 })
 
+test_that("the store keeps at most memo_max_bytes of results, the newest always", {
+  kmaha:::score_memo_clear()
+  on.exit(kmaha:::score_memo_clear())
+  big <- function(i) rep(as.double(i), floor(0.4 * kmaha:::memo_max_bytes / 8))
+  kmaha:::score_memo_put(c("a", "b"), list(big(1), big(2)))
+  expect_identical(kmaha:::score_memo_get(c("a", "b"))[[1]][1], 1)
+  # three of 0.4 of the limit each exceed it: the oldest goes
+  kmaha:::score_memo_put("c", list(big(3)))
+  got <- kmaha:::score_memo_get(c("a", "b", "c"))
+  expect_null(got[[1]])
+  expect_identical(c(got[[2]][1], got[[3]][1]), c(2, 3))
+  expect_lte(sum(kmaha:::score_memo$bytes), kmaha:::memo_max_bytes)
+  # one result above the limit is kept alone
+  kmaha:::score_memo_put("d", list(c(big(4), big(4), big(4))))
+  got <- kmaha:::score_memo_get(c("b", "c", "d"))
+  expect_null(got[[1]])
+  expect_null(got[[2]])
+  expect_identical(got[[3]][1], 4)
+})
+
 test_that("equal values hash equally, whatever their R representation", {
   expect_identical(kmaha:::md5_of(1:10), kmaha:::md5_of(sort(unique(c(5L, 1:10)))))
   expect_false(identical(kmaha:::md5_of(1:10), kmaha:::md5_of(c(1:9, 11L))))
