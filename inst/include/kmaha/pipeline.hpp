@@ -104,17 +104,43 @@ inline void check_pipeline(const pipeline_model& m, arma::uword D) {
     throw error("pipeline: the map must have one column per coordinate of the feature map");
 }
 
-// The parts a vote needs: a reference embedding with one column per
-// learned coordinate, one label per reference point.
-inline void check_reference(const pipeline_model& m, arma::uword d) {
+// A reference embedding with one column per learned coordinate (d);
+// `use` says what it is needed for.
+inline void check_embedding(const pipeline_model& m, arma::uword d, const char* use) {
   if (m.embedding == nullptr)
-    throw error("pipeline: the model needs a reference embedding to vote");
+    throw error(std::string("pipeline: the model needs a reference embedding to ") + use);
   if (m.embedding->n_cols != d)
     throw error("pipeline: the reference embedding must have one column per learned coordinate");
+}
+
+// The parts a vote needs: the reference embedding, one label per reference
+// point.
+inline void check_reference(const pipeline_model& m, arma::uword d) {
+  check_embedding(m, d, "vote");
   if (m.y.n_elem != m.embedding->n_rows)
     throw error("pipeline: one label per reference point is needed");
   if (m.classes == 0 || (m.y.n_elem && m.y.max() >= m.classes))
     throw error("pipeline: labels out of range");
+}
+
+// The parts a regression needs: the reference embedding, one response per
+// reference point.
+inline void check_response(const pipeline_model& m, arma::uword d) {
+  check_embedding(m, d, "predict");
+  if (m.response.n_elem != m.embedding->n_rows)
+    throw error("pipeline: one response per reference point is needed");
+}
+
+// The k of a vote or a prediction: each between 1 and the number of
+// reference points n (n - 1 when each point is left out of its own
+// neighbours, `loo`).  Returns the largest.
+inline arma::uword check_ks(const arma::uvec& ks, arma::uword n, bool loo = false) {
+  if (ks.is_empty()) throw error("pipeline: no k to vote or predict with");
+  if (loo && (ks.min() < 1 || ks.max() + 1 > n))
+    throw error("pipeline: leave-one-out needs k below the number of reference points");
+  if (ks.min() < 1 || ks.max() > n)
+    throw error("pipeline: k must lie between 1 and the number of reference points");
+  return ks.max();
 }
 
 // Coordinates of new points under a KPCA feature map that are NaN: their
@@ -247,8 +273,7 @@ inline knn_result pipeline_classify(const pipeline_model& m, const arma::mat& x,
                                     const context& ctx) {
   const arma::mat z = pipeline_transform(m, x, Kx, ctx);
   detail::check_reference(m, z.n_cols);
-  if (k < 1 || k > m.embedding->n_rows)
-    throw error("pipeline: k must lie between 1 and the number of reference points");
+  detail::check_ks(arma::uvec{k}, m.embedding->n_rows);
   return knn_classify(*m.embedding, m.y, m.classes, z, k, false, ctx);
 }
 
@@ -261,10 +286,7 @@ inline arma::umat pipeline_classify_ks(const pipeline_model& m, const arma::mat&
                                        const context& ctx) {
   const arma::mat z = pipeline_transform(m, x, Kx, ctx);
   detail::check_reference(m, z.n_cols);
-  if (ks.is_empty()) throw error("pipeline: no k to vote with");
-  const arma::uword kmax = ks.max();
-  if (ks.min() < 1 || kmax > m.embedding->n_rows)
-    throw error("pipeline: k must lie between 1 and the number of reference points");
+  const arma::uword kmax = detail::check_ks(ks, m.embedding->n_rows);
   const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
   return knn_vote_ks(idx, m.y, m.classes, ks);
 }
@@ -275,45 +297,20 @@ inline knn_result pipeline_loo(const pipeline_model& m, arma::uword k,
                                const context& ctx) {
   if (m.embedding == nullptr) throw error("pipeline: the model has no reference embedding");
   detail::check_reference(m, m.embedding->n_cols);
-  if (k < 1 || k + 1 > m.embedding->n_rows)
-    throw error("pipeline: leave-one-out needs k below the number of reference points");
+  detail::check_ks(arma::uvec{k}, m.embedding->n_rows, true);
   return knn_classify(*m.embedding, m.y, m.classes, *m.embedding, k, true, ctx);
 }
 
-// Regression: the weighted mean of the responses of the k nearest reference
-// points of each new point in the learned space (knn_regress() of knn.hpp).
-inline arma::vec pipeline_regress(const pipeline_model& m, const arma::mat& x,
-                                  const arma::mat* Kx, arma::uword k, knn_weights w,
-                                  const context& ctx) {
-  const arma::mat z = pipeline_transform(m, x, Kx, ctx);
-  if (m.embedding == nullptr)
-    throw error("pipeline: the model needs a reference embedding to predict");
-  if (m.embedding->n_cols != z.n_cols)
-    throw error("pipeline: the reference embedding must have one column per learned coordinate");
-  if (m.response.n_elem != m.embedding->n_rows)
-    throw error("pipeline: one response per reference point is needed");
-  if (k < 1 || k > m.embedding->n_rows)
-    throw error("pipeline: k must lie between 1 and the number of reference points");
-  return knn_regress(*m.embedding, m.response, z, k, false, w, ctx);
-}
-
-// The same for several k at once (n_new x ks.n_elem): one transform and one
-// neighbour search, column j the mean over the ks[j] nearest (a
-// cross-validation fold scores several k, as pipeline_classify_ks()).
+// Regression: the weighted mean of the responses of the ks[j] nearest
+// reference points of each new point in the learned space, for every j
+// (n_new x ks.n_elem): one transform and one neighbour search for all the
+// k (a cross-validation fold scores several k, as pipeline_classify_ks()).
 inline arma::mat pipeline_regress_ks(const pipeline_model& m, const arma::mat& x,
                                      const arma::mat* Kx, const arma::uvec& ks,
                                      knn_weights w, const context& ctx) {
   const arma::mat z = pipeline_transform(m, x, Kx, ctx);
-  if (m.embedding == nullptr)
-    throw error("pipeline: the model needs a reference embedding to predict");
-  if (m.embedding->n_cols != z.n_cols)
-    throw error("pipeline: the reference embedding must have one column per learned coordinate");
-  if (m.response.n_elem != m.embedding->n_rows)
-    throw error("pipeline: one response per reference point is needed");
-  if (ks.is_empty()) throw error("pipeline: no k to predict with");
-  const arma::uword kmax = ks.max();
-  if (ks.min() < 1 || kmax > m.embedding->n_rows)
-    throw error("pipeline: k must lie between 1 and the number of reference points");
+  detail::check_response(m, z.n_cols);
+  const arma::uword kmax = detail::check_ks(ks, m.embedding->n_rows);
   const arma::umat idx = knn_search(*m.embedding, z, kmax, false, 512, ctx);
   arma::mat out(z.n_rows, ks.n_elem);
   for (arma::uword j = 0; j < ks.n_elem; ++j)
@@ -322,15 +319,21 @@ inline arma::mat pipeline_regress_ks(const pipeline_model& m, const arma::mat& x
   return out;
 }
 
+// The same for one k (knn_regress() of knn.hpp: the same neighbours and
+// weights).
+inline arma::vec pipeline_regress(const pipeline_model& m, const arma::mat& x,
+                                  const arma::mat* Kx, arma::uword k, knn_weights w,
+                                  const context& ctx) {
+  return pipeline_regress_ks(m, x, Kx, arma::uvec{k}, w, ctx).col(0);
+}
+
 // Leave-one-out regression of the reference points themselves: the fitted
 // values of the training points.
 inline arma::vec pipeline_loo_regress(const pipeline_model& m, arma::uword k,
                                       knn_weights w, const context& ctx) {
   if (m.embedding == nullptr) throw error("pipeline: the model has no reference embedding");
-  if (m.response.n_elem != m.embedding->n_rows)
-    throw error("pipeline: one response per reference point is needed");
-  if (k < 1 || k + 1 > m.embedding->n_rows)
-    throw error("pipeline: leave-one-out needs k below the number of reference points");
+  detail::check_response(m, m.embedding->n_cols);
+  detail::check_ks(arma::uvec{k}, m.embedding->n_rows, true);
   return knn_regress(*m.embedding, m.response, *m.embedding, k, true, w, ctx);
 }
 
