@@ -235,3 +235,27 @@ test_that("bad input gives clear errors", {
   expect_error(predict(fit, iris[1:3, 1:3]),
                "`newdata` lacks column(s) used in training: 'Petal.Width'.", fixed = TRUE)
 })
+
+test_that("a learner that does not converge in kmaha() says how kmaha() passes its options", {
+  x <- iris[, 1:4]
+  w <- character()
+  fit <- withCallingHandlers(
+    kmaha(x, iris$Species, learner = "nca", kernel = "linear",
+          learner_args = list(max_iter = 2)),
+    warning = function(e) {
+      w <<- c(w, conditionMessage(e))
+      invokeRestart("muffleWarning")
+    })
+  expect_length(w, 1L)
+  expect_match(w, "^nca\\(\\) did not converge within `max_iter` = 2 iterations \\(")
+  expect_match(w, "raise `max_iter` or loosen `tol` (in kmaha(), through `learner_args`, e.g. learner_args = list(max_iter = 2000)).",
+               fixed = TRUE)
+  # the linear learner alone, as before
+  expect_warning(nca(x, iris$Species, max_iter = 2), "or loosen `tol`.$")
+  # a regression's MLKR
+  set.seed(3)
+  xr <- matrix(rnorm(60 * 3), 60, 3)
+  yr <- xr[, 1] + 0.1 * rnorm(60)
+  expect_warning(kmaha(xr, yr, kernel = "linear", learner_args = list(max_iter = 1)),
+                 "mlkr() did not converge within `max_iter` = 1 iterations", fixed = TRUE)
+})
