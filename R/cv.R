@@ -140,16 +140,21 @@ print.kmaha_scores <- function(x, ...) {
                          if (inherits(x, "kmaha_cv")) "cv" else "scores",
                          ncol(x$accuracy), x$learner, nrow(x$curve), what, k_words(x$k)), first = ""))
   strategy <- x$strategy %||% "exhaustive"
+  # (fits taken from an earlier call, see Reuse in ?score_candidates)
+  fits <- if (isTRUE(x$reused > 0L)) {
+    sprintf("%d fits, %d of the candidate-by-fold tasks taken from an earlier call", x$n_fits,
+            x$reused)
+  } else sprintf("%d fits", x$n_fits)
   # base kernels, once each (a kernel has one row per learner)
   ker <- x$curve$kind == "kernel" & !duplicated(x$curve$candidate %||% seq_len(nrow(x$curve)))
   if (strategy == "fast" && !is.null(x$curve$screen) && any(!is.na(x$curve$screen))) {
-    cat(wrap_lines(sprintf("fast strategy: the screen passed %d of %d base kernels to the learner; %d fits",
-                           sum(ker & !x$curve$dropped), sum(ker), x$n_fits)))
+    cat(wrap_lines(sprintf("fast strategy: the screen passed %d of %d base kernels to the learner; %s",
+                           sum(ker & !x$curve$dropped), sum(ker), fits)))
   } else if (strategy == "fast" && any(x$curve$dropped)) {
-    cat(wrap_lines(sprintf("fast strategy: %d of %d %s dropped after the first fold; %d fits",
-                           sum(x$curve$dropped), nrow(x$curve), what, x$n_fits)))
+    cat(wrap_lines(sprintf("fast strategy: %d of %d %s dropped after the first fold; %s",
+                           sum(x$curve$dropped), nrow(x$curve), what, fits)))
   } else {
-    cat(wrap_lines(sprintf("%s strategy: %d fits", strategy, x$n_fits)))
+    cat(wrap_lines(sprintf("%s strategy: %s", strategy, fits)))
   }
   if (!is.null(x$best)) {
     cat(wrap_lines(sprintf(if (is_regression_scores(x)) "chosen: %s (mean RMSE %.4g%s)"

@@ -42,6 +42,14 @@ test_that("a fit at another k takes the stored fold fits and equals a fit that f
     expect_identical(again$k, direct$k)
     expect_identical(predict(again, d$x, type = "prob"), predict(direct, d$x, type = "prob"))
   }
+  # print() says so
+  printed <- function(x) gsub("\\s+", " ", paste(capture.output(print(x)), collapse = " "))
+  expect_match(printed(again$kernel_choice$cv),
+               sprintf("%d fits, %d of the candidate-by-fold tasks taken from an earlier call",
+                       again$kernel_choice$cv$n_fits, again$kernel_choice$cv$reused),
+               fixed = TRUE)
+  expect_no_match(printed(first$kernel_choice$cv),
+                  "earlier call", fixed = TRUE)
   # k unset (k = 1, 3, 5, 7, 9 considered): read from the stored votes
   unset <- kmaha(d$x, d$y, seed = 3)
   expect_gte(unset$kernel_choice$cv$reused, 15L)
