@@ -66,7 +66,9 @@ score_memo_get <- function(keys) {
 }
 
 score_memo_put <- function(keys, values) {
-  keep <- !is.na(keys)
+  # (a fit that failed is not kept: its error may be the machine's, e.g.
+  # memory, rather than the data's)
+  keep <- !is.na(keys) & !vapply(values, task_failed, NA)
   if (!any(keep)) return(invisible())
   all_keys <- c(score_memo$keys, keys[keep])
   all_values <- c(score_memo$values, values[keep])
@@ -86,6 +88,13 @@ score_memo_put <- function(keys, values) {
   score_memo$values <- all_values
   score_memo$bytes <- all_bytes
   invisible()
+}
+
+# TRUE when a task's result holds an error (of its feature map or of a
+# learner).
+task_failed <- function(r) {
+  is.list(r) && is.list(r$slots) &&
+    any(vapply(r$slots, function(s) !is.null(s$error) && !is.na(s$error), NA))
 }
 
 # Forget every stored result (tests; a user turns reuse off with the

@@ -92,10 +92,9 @@
 #' give. A loop over `k` (tuning `neighbors` in \pkg{tune}, caret or
 #' \pkg{mlr3} with a `seed`) thus fits each fold's candidates once. The
 #' session keeps at most 2000 results and 64 MB of them (the oldest go
-#' first); learners and
-#' kernels given as R functions are never reused, and
-#' `options(kmaha.reuse_fits = FALSE)` turns reuse off. `reused` counts the
-#' tasks taken.
+#' first), and no fit that failed; learners and kernels given as R
+#' functions are never reused, and `options(kmaha.reuse_fits = FALSE)`
+#' turns reuse off. `reused` counts the tasks taken.
 #'
 #' **Parallel work.** The candidate-by-fold fits run as futures on the
 #' user's [future::plan()] (see [kmaha-plans]), one thread each; progress is

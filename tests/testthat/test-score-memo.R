@@ -136,6 +136,17 @@ test_that("the store keeps at most memo_max_tasks results, the oldest going firs
   expect_null(got[[5]])
 })
 
+test_that("a fit that failed is not kept", {
+  kmaha:::score_memo_clear()
+  on.exit(kmaha:::score_memo_clear())
+  ok <- list(slots = list(list(correct = matrix(TRUE, 2, 1), error = NA_character_)))
+  failed <- list(slots = list(list(correct = NULL, error = "out of memory")))
+  kmaha:::score_memo_put(c("ok", "failed"), list(ok, failed))
+  got <- kmaha:::score_memo_get(c("ok", "failed"))
+  expect_identical(got[[1]], ok)
+  expect_null(got[[2]])
+})
+
 test_that("the store keeps at most memo_max_bytes of results, the newest always", {
   kmaha:::score_memo_clear()
   on.exit(kmaha:::score_memo_clear())
