@@ -43,7 +43,8 @@
 #' choice works as for classes, with these differences: the candidates are
 #' Euclidean k-NN, linear MLKR, the base kernel the screen keeps and the
 #' unweighted sum, scored by their cross-validated RMSE on unstratified
-#' folds (lower is better), each at its best k among 1, 3, 5, 7, 9; the
+#' folds (lower is better), each at its best k among 1, 3, 5, 7, 9, 12, 15
+#' and 20; the
 #' screen of the base kernels (`cv_strategy = "fast"`) is kernel ridge
 #' regression scored by its leave-one-out error (the best of five ridge
 #' weights) on at most 150 rows, not DNE (on the development data it chose
@@ -91,7 +92,8 @@
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
 #' each fold votes its held-out rows with k = 1, 3, 5, 7 and 9 neighbours
-#' from one neighbour search (the k a fold's training part allows), and each
+#' (a regression also 12, 15 and 20) from one neighbour search (the k a
+#' fold's training part allows), and each
 #' pipeline is scored at its best k (the smallest on ties): on overlapping
 #' classes more neighbours vote better. The fitted model keeps that k (its
 #' `k`, and `kernel_choice$k`); `predict(k = )` can still override it. A
@@ -242,8 +244,8 @@
 #'   the kernel choice's own.
 #' @param k Neighbours of the kNN classifier (used by `predict()`, the
 #'   training accuracy and the cross-validation score); `NULL` (the default)
-#'   chooses it by cross-validation among 1, 3, 5, 7, 9 (see The number of
-#'   neighbours).
+#'   chooses it by cross-validation among 1, 3, 5, 7, 9 (a regression
+#'   also 12, 15, 20; see The number of neighbours).
 #' @param learner_args A named list of further learner arguments.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found.

@@ -2,8 +2,8 @@
 # cross-validated RMSE) on 12 regression sets nobody tuned it on, 3 random
 # splits each (75% training, 25% test), against, on the same rows:
 #   - Euclidean k-NN on the standardized inputs with k chosen the same way
-#     (the default's own cross-validation of 1, 3, 5, 7, 9 neighbours with
-#     1 / distance weights: its Euclidean candidate's k);
+#     (the default's own cross-validation of 1, 3, 5, 7, 9, 12, 15, 20
+#     neighbours with 1 / distance weights: its Euclidean candidate's k);
 #   - kknn::kknn() at its defaults (k = 7, "optimal" kernel, scaled inputs);
 #   - ranger::ranger() with 500 trees (its defaults otherwise);
 #   - linear mlkr() at its defaults (k = 10, distance weights);

@@ -68,8 +68,6 @@ benchmarks <- list(
        what = "one split's fast CV on 1 and 2 local cluster workers"),
   list(name = "slurm", script = "slurm.R", quick = FALSE, needs = c("future.batchtools", "slurm"),
        what = "kernel choice and a reproduction as Slurm jobs"),
-  list(name = "screen-k", script = "screen-k.R", quick = FALSE, needs = character(),
-       what = "the screen's k with a given k: the user's (kept) or k = 1, on the paper's nine sets"),
   list(name = "tune-grid", script = "tune-grid.R", quick = FALSE,
        needs = c("parsnip", "tune", "workflows", "rsample", "yardstick", "kknn", "ranger", "mlbench"),
        what = "tune_grid() of the kmaha engine at its defaults against kknn and ranger")

@@ -189,3 +189,22 @@ test_that("kernel = \"cv\" takes the screened base kernel of lowest CV RMSE", {
   expect_identical(fit$feature_map$type, "kpca")
   expect_identical(fit$k, cv$curve$k[cv$best])
 })
+
+test_that("with k unset a regression considers k up to 20, classes up to 9", {
+  set.seed(21)
+  x <- matrix(rnorm(120 * 2), 120, 2)
+  y <- x[, 1] + 0.3 * rnorm(120)
+  ks <- paper_kernels()[c(9, 13)]
+  sc <- score_candidates(x, y, kernels = ks, seed = 1)
+  expect_identical(sc$k, c(1L, 3L, 5L, 7L, 9L, 12L, 15L, 20L))
+  expect_identical(dimnames(sc$accuracy_k)[[3]], paste0("k", sc$k))
+  expect_true(all(sc$curve$k %in% sc$k))
+  expect_identical(score_candidates(x, factor(y > 0), kernels = ks, seed = 1)$k,
+                   c(1L, 3L, 5L, 7L, 9L))
+  # only the k every fold's training part allows: 24 rows in 5 folds leave
+  # 19 training rows, so at most 18 neighbours
+  expect_identical(score_candidates(x[1:24, ], y[1:24], kernels = ks, seed = 1)$k,
+                   c(1L, 3L, 5L, 7L, 9L, 12L, 15L))
+  # a given k is used as it is
+  expect_identical(score_candidates(x, y, kernels = ks, k = 4, seed = 1)$k, 4L)
+})

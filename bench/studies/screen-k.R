@@ -10,13 +10,13 @@
 #   - CPU of the three fits k = 1, 5, 10 on the same rows, in that order,
 #     with reuse (a tuning loop's pattern), under each rule.
 #
-#   Rscript bench/screen-k.R [out.csv] [splits]
+#   Rscript bench/studies/screen-k.R [out.csv] [splits]
 #
 # Needs the paper's data (KMAHA_DATA_DIR or kmaha_data()'s cache).
 suppressPackageStartupMessages(library(kmaha))
 source("bench/common.R")
 args <- commandArgs(TRUE)
-out <- if (length(args) >= 1) args[1] else "bench/results/screen_k.csv"
+out <- if (length(args) >= 1) args[1] else "bench/studies/results/screen_k.csv"
 splits <- if (length(args) >= 2) as.integer(args[2]) else 3L
 options(kmaha.num_threads = 1)
 ns <- asNamespace("kmaha")
