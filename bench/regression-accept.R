@@ -107,6 +107,16 @@ knn_euclidean <- function(xtr, ytr, xte, k) {
   }, 0)
 }
 
+# Split `sp` of a set: 75% of the rows for training, drawn with seed
+# 100 * sp + 7 (also read by bench/studies/regression-kgrid.R).
+accept_split <- function(s, sp) {
+  n <- nrow(s$x)
+  set.seed(100 * sp + 7)
+  tr <- sort(sample.int(n, round(0.75 * n)))
+  list(xtr = s$x[tr, , drop = FALSE], xte = s$x[-tr, , drop = FALSE],
+       ytr = s$y[tr], yte = s$y[-tr])
+}
+
 splits <- 3L
 rows <- list()
 all_sets <- sets()
@@ -114,12 +124,11 @@ for (nm in names(all_sets)) {
   s <- all_sets[[nm]]
   n <- nrow(s$x)
   for (sp in seq_len(splits)) {
-    set.seed(100 * sp + 7)
-    tr <- sort(sample.int(n, round(0.75 * n)))
-    xtr <- s$x[tr, , drop = FALSE]
-    xte <- s$x[-tr, , drop = FALSE]
-    ytr <- s$y[tr]
-    yte <- s$y[-tr]
+    d <- accept_split(s, sp)
+    xtr <- d$xtr
+    xte <- d$xte
+    ytr <- d$ytr
+    yte <- d$yte
     add <- function(method, r, extra = list()) {
       rows[[length(rows) + 1L]] <<- data.frame(
         set = nm, n = n, p = ncol(s$x), split = sp, method = method,

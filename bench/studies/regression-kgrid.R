@@ -30,38 +30,14 @@ rmse <- function(p, y) sqrt(mean((p - y)^2))
 
 # 1. Development sets.
 source("bench/mlkr-data.R")
-dev <- datasets()
-set.seed(4)
-f3 <- mlbench::mlbench.friedman3(400, sd = 0.1)
-set.seed(5)
-pk <- mlbench::mlbench.peak(400, d = 10)
-dev$friedman3 <- list(x = f3$x, y = f3$y)
-dev$peak <- list(x = pk$x, y = pk$y)
-dev <- lapply(dev, function(s) {
-  if (nrow(s$x) > 400L) {
-    set.seed(1)
-    i <- sort(sample.int(nrow(s$x), 400L))
-    s$x <- s$x[i, , drop = FALSE]
-    s$y <- s$y[i]
-  }
-  s
+dev_res <- each_dev_split(function(nm, s, sp, tr) {
+  do.call(rbind, lapply(names(grids), function(g) {
+    set_grid(grids[[g]])
+    fit <- suppressWarnings(kmaha(s$x[tr, , drop = FALSE], s$y[tr], seed = sp))
+    data.frame(set = nm, split = sp, grid = g, k = fit$k,
+               rmse = rmse(predict(fit, s$x[-tr, , drop = FALSE]), s$y[-tr]))
+  }))
 })
-rows <- list()
-for (nm in names(dev)) {
-  s <- dev[[nm]]
-  for (sp in 1:3) {
-    set.seed(50 + sp)
-    tr <- sort(sample.int(nrow(s$x), round(0.75 * nrow(s$x))))
-    for (g in names(grids)) {
-      set_grid(grids[[g]])
-      fit <- suppressWarnings(kmaha(s$x[tr, , drop = FALSE], s$y[tr], seed = sp))
-      rows[[length(rows) + 1L]] <- data.frame(
-        set = nm, split = sp, grid = g, k = fit$k,
-        rmse = rmse(predict(fit, s$x[-tr, , drop = FALSE]), s$y[-tr]))
-    }
-  }
-}
-dev_res <- do.call(rbind, rows)
 dir.create("bench/studies/results", showWarnings = FALSE)
 utils::write.csv(dev_res, "bench/studies/results/regression_kgrid_dev.csv", row.names = FALSE)
 w <- reshape(dev_res, idvar = c("set", "split"), timevar = "grid", direction = "wide")
@@ -79,15 +55,12 @@ for (e in ex[seq_len(stop_at - 1L)]) eval(e, defs)
 rows <- list()
 all_sets <- defs$sets()
 for (nm in names(all_sets)) {
-  s <- all_sets[[nm]]
-  n <- nrow(s$x)
   for (sp in 1:3) {
-    set.seed(100 * sp + 7)
-    tr <- sort(sample.int(n, round(0.75 * n)))
-    xtr <- s$x[tr, , drop = FALSE]
-    xte <- s$x[-tr, , drop = FALSE]
-    ytr <- s$y[tr]
-    yte <- s$y[-tr]
+    d <- defs$accept_split(all_sets[[nm]], sp)
+    xtr <- d$xtr
+    xte <- d$xte
+    ytr <- d$ytr
+    yte <- d$yte
     kk <- rmse(kknn::kknn(.y ~ ., data.frame(xtr, .y = ytr),
                           data.frame(xte, .y = yte))$fitted.values, yte)
     for (g in names(grids)) {

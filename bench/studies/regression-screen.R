@@ -10,28 +10,12 @@
 
 suppressPackageStartupMessages(library(kmaha))
 source("bench/mlkr-data.R")
-dev <- datasets()
-set.seed(4)
-f3 <- mlbench::mlbench.friedman3(400, sd = 0.1)
-set.seed(5)
-pk <- mlbench::mlbench.peak(400, d = 10)
-dev$friedman3 <- list(x = f3$x, y = f3$y)
-dev$peak <- list(x = pk$x, y = pk$y)
-dev <- lapply(dev, function(s) {
-  if (nrow(s$x) > 400L) {
-    set.seed(1)
-    i <- sort(sample.int(nrow(s$x), 400L))
-    s$x <- s$x[i, , drop = FALSE]
-    s$y <- s$y[i]
-  }
-  s
-})
+dev <- dev_datasets()
 rows <- list()
 for (nm in names(dev)) {
   s <- dev[[nm]]
   for (sp in 1:3) {
-    set.seed(50 + sp)
-    tr <- sort(sample.int(nrow(s$x), round(0.75 * nrow(s$x))))
+    tr <- dev_split(s, sp)
     for (st in c("fast", "exhaustive")) {
       t0 <- proc.time()
       fit <- suppressWarnings(kmaha(s$x[tr, , drop = FALSE], s$y[tr], seed = sp, cv_strategy = st))
