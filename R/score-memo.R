@@ -128,10 +128,4 @@ has_function <- function(x) {
 # The MD5 hash of an R object's serialization (format 2, which writes
 # ALTREP vectors such as 1:10 as plain ones, so equal values hash equally;
 # big-endian, the same on every platform).
-md5_of <- function(x) {
-  f <- tempfile("kmaha-key-")
-  on.exit(unlink(f), add = TRUE)
-  con <- file(f, "wb")
-  tryCatch(serialize(x, con, version = 2L), finally = close(con))
-  unname(tools::md5sum(f))
-}
+md5_of <- function(x) md5_written(function(con) serialize(x, con, version = 2L))

@@ -139,20 +139,26 @@ class_counts <- function(levels, counts) {
 # same values in another order, permuted labels) are recognised.  The bytes
 # are written little-endian, so the hash is the same on every platform.
 data_fingerprint <- function(x, y) {
-  f <- tempfile("kmaha-fingerprint-")
-  on.exit(unlink(f), add = TRUE)
-  con <- file(f, "wb")
-  tryCatch({
+  hash <- md5_written(function(con) {
     writeBin(as.integer(dim(x)), con, endian = "little")
     writeBin(as.double(x), con, endian = "little")
     # (a numeric response: its values)
     if (is.numeric(y)) writeBin(as.double(y), con, endian = "little") else
       writeBin(as.integer(y), con, endian = "little")
     if (!is.numeric(y)) writeBin(enc2utf8(levels(y)), con)
-  }, finally = close(con))
+  })
   list(dim = dim(x), y = if (is.numeric(y)) length(y) else tabulate(as.integer(y), nlevels(y)),
-       levels = levels(y),
-       hash = unname(tools::md5sum(f)))
+       levels = levels(y), hash = hash)
+}
+
+# The MD5 hash of the bytes that write(con) writes to a binary connection
+# (R has no in-memory MD5: they go to a temporary file).
+md5_written <- function(write) {
+  f <- tempfile("kmaha-md5-")
+  on.exit(unlink(f), add = TRUE)
+  con <- file(f, "wb")
+  tryCatch(write(con), finally = close(con))
+  unname(tools::md5sum(f))
 }
 
 # The note of a model fitted from given scores: the settings it took from
