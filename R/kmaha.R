@@ -581,13 +581,13 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
   spec <- candidate_spec(spec, cand, chosen = !is.null(info$cv) && !fixed, p = ncol(xs))
   # (given pairs: the KPCA on the rows in a pair, R/pairs.R)
   rows <- paired_rows(spec, f$fspec, nrow(xs))
-  p <- with_learner_args_hint(if (is.null(rows)) {
+  p <- if (is.null(rows)) {
     fit_pipeline(xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
                  warn = TRUE, label_errors = TRUE, standardized = isTRUE(a$scale) && !pre)
   } else {
     fit_paired_rows(rows, xs, a$y, f$fspec, spec, ctx, neighbors = a$neighbors,
                     label_errors = TRUE, standardized = isTRUE(a$scale))
-  })
+  }
   new_model(p, a$y, k, prep, spec, ctx, class = "kmaha_fit",
             settings = list(learner_args = a$learner_args, neighbors = a$neighbors,
                             cv_folds = cv_folds, cv_strategy = cv_strategy,
@@ -597,20 +597,6 @@ kmaha_fit <- function(a, choice, cv_folds, cv_strategy, rule, call) {
                             landmark_method = a$landmark_method),
             call = call, feature_names = colnames(a$x), n_features = ncol(a$x),
             kernel_choice = info)
-}
-
-# A learner's warning that it did not converge names its own options
-# (`max_iter`, `tol`), which kmaha() passes in `learner_args`: the warning
-# the user sees from kmaha() says how (same condition class).
-with_learner_args_hint <- function(expr) {
-  withCallingHandlers(expr, warning = function(w) {
-    msg <- conditionMessage(w)
-    if (!grepl("raise `max_iter` or loosen `tol`", msg, fixed = TRUE)) return()
-    w$message <- paste0(sub("\\.$", "", msg),
-                        " (in kmaha(), through `learner_args`, e.g. learner_args = list(max_iter = 2000)).")
-    warning(w)
-    invokeRestart("muffleWarning")
-  })
 }
 
 # The spec of the learner a kernel choice chose (by its name in the scores'

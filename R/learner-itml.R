@@ -135,7 +135,7 @@ itml_opts <- function(args, argname) {
 }
 
 # The fitter (fit_map()): as fit_mmc_map().
-fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE) {
+fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(a) a) {
   pr <- learner_pairs(o, z, y, "itml()")
   prior <- if (is.matrix(o$prior)) o$prior
   if (!is.null(prior) && ncol(prior) != ncol(z)) {
@@ -148,8 +148,8 @@ fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE) {
   res <- core_itml_fit(zz, pr$pairs, pr$similar, prior, o$gamma, b[1], b[2], o$max_iter,
                        o$tol, ctx)
   if (!res$converged) {
-    warnf("itml() did not converge (dual variables still changing by %.2g after %d cycles); raise `max_iter` or loosen `tol`.",
-          res$change, as.integer(res$iterations))
+    warnf("itml() did not converge (dual variables still changing by %.2g after %d cycles); %s.",
+          res$change, as.integer(res$iterations), iteration_advice(argname))
   }
   span <- res$span_rank > 0L
   list(map = res$L,
@@ -174,7 +174,8 @@ learner_itml <- function() list(
   name = "itml", label = "ITML", fun = "itml.default", task = "classification",
   options = function(args, argname) itml_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
-    fit_itml_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z))
+    fit_itml_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z),
+                 argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) {
     s <- pair_settings(fit, spec, scale)

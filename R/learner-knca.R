@@ -90,7 +90,8 @@ learner_knca <- function() list(
   options = function(args, argname) nca_opts(args, argname, kernel_trick = TRUE),
   start = knca_init,
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
-    fit_nca_map(spec$opts, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda"))
+    fit_nca_map(spec$opts, z, y, ctx, reg = reg, lambda_arg = spec$argname("lambda"),
+                argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) nca_settings(fit, spec, ctx, scale),
   convergence = list(unit = "objective evaluations"),

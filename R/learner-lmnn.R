@@ -307,9 +307,9 @@ fit_lmnn_map <- function(o, z, y, targets, ctx, reg = NULL, store_metric = FALSE
                      lambda, argname("lambda"))
   fun <- if (is.null(reg)) "lmnn" else "klmnn"
   if (!res$converged) {
-    warnf("%s() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+    warnf("%s() did not converge (%s after %d %s); %s.",
           fun, res$message, as.integer(res$iterations),
-          if (o$solver == "M") "iterations" else "evaluations")
+          if (o$solver == "M") "iterations" else "evaluations", iteration_advice(argname))
   }
   list(map = L,
        convergence = list(iterations = as.integer(res$iterations),

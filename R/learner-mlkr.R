@@ -164,7 +164,7 @@ learner_mlkr <- function() list(
   options = function(args, argname) mlkr_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_mlkr_map(spec$opts, z, y, ctx, lambda_arg = spec$argname("lambda"),
-                 principal = principal, score = score)
+                 principal = principal, score = score, argname = spec$argname)
   },
   choice_dim = function(p) max(mlkr_choice_dim, p),
   fold_tol = TRUE,
@@ -271,7 +271,7 @@ mlkr_init <- function(init, z, dim, dim_cap = NULL, principal = FALSE) {
 # held-out coordinates to predict in the learned metric, list(x, k,
 # weights), whose predictions come back as `score` (fit_pipeline()).
 fit_mlkr_map <- function(o, z, y, ctx, lambda_arg = "lambda", principal = FALSE,
-                         score = NULL) {
+                         score = NULL, argname = function(a) a) {
   if (!is.numeric(y)) {
     stopf("MLKR is for numeric responses (regression), but `y` holds classes; for class labels use NCA, LMNN or DNE.")
   }
@@ -289,8 +289,9 @@ fit_mlkr_map <- function(o, z, y, ctx, lambda_arg = "lambda", principal = FALSE,
           else "check for constant or duplicated inputs")
   } else if (!res$converged) {
     if (identical(res$stop, "iteration limit")) {
-      warnf("mlkr() did not converge within `max_iter` = %d iterations (%d evaluations); raise `max_iter` or loosen `tol`.",
-            o$max_iter, as.integer(res$iterations))
+      warnf("mlkr() did not converge within `%s` = %d iterations (%d evaluations); %s.",
+            argname("max_iter"), o$max_iter, as.integer(res$iterations),
+            iteration_advice(argname))
     } else {
       warnf("mlkr() stopped after %d evaluations: the line search found no lower objective, yet the gradient is not small (norm %.3g), so the map may not be a minimum; try `scale = TRUE`, another `init` or a small `lambda`.",
             as.integer(res$iterations), res$gradient_norm)

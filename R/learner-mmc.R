@@ -140,15 +140,15 @@ mmc_opts <- function(args, argname) {
 
 # The fitter (fit_map()): coordinates z (n x r); labels y (the source of
 # pairs when none are given; may be NULL otherwise).
-fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE) {
+fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(a) a) {
   pr <- learner_pairs(o, z, y, "mmc()")
   zz <- z
   dimnames(zz) <- NULL
   res <- core_mmc_fit(zz, pr$pairs, pr$similar, o$diagonal, o$max_iter, o$tol, ctx)
   if (!res$converged) {
-    warnf("mmc() did not converge (%s after %d %s); raise `max_iter` or loosen `tol`.",
+    warnf("mmc() did not converge (%s after %d %s); %s.",
           res$stop, as.integer(res$iterations),
-          if (o$diagonal) "evaluations" else "steps")
+          if (o$diagonal) "evaluations" else "steps", iteration_advice(argname))
   }
   span <- res$span_rank > 0L
   list(map = res$L,
@@ -174,7 +174,8 @@ learner_mmc <- function() list(
   name = "mmc", label = "MMC", fun = "mmc.default", task = "classification",
   options = function(args, argname) mmc_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
-    fit_mmc_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z))
+    fit_mmc_map(spec$opts, z, y, ctx, store_metric = keep_square(spec, z),
+                argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) pair_settings(fit, spec, scale),
   objective = c(

@@ -307,7 +307,8 @@ nca_run_minibatch <- function(xs, y, start, opt, batch_size, ctx,
 # iteration cap was hit, or the line search failed away from an optimum (a
 # line search that ends at the optimum, where rounding hides any decrease,
 # counts as converged; see convergence$stop).
-nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL, span = TRUE) {
+nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL, span = TRUE,
+                    argname = function(a) a) {
   res <- core_nca_fit(feats, as.integer(y), start$A, opt$lambda, K, opt$max_iter,
                       opt$tol, opt$verbose,
                       rescale_start = !identical(start$label, "matrix"),
@@ -324,8 +325,9 @@ nca_run <- function(fun, feats, y, start, K, opt, ctx, score = NULL, span = TRUE
           else "check for constant or duplicated inputs")
   } else if (!res$converged) {
     if (identical(res$stop, "iteration limit")) {
-      warnf("%s() did not converge within `max_iter` = %d iterations (%d evaluations); raise `max_iter` or loosen `tol`.",
-            fun, opt$max_iter, as.integer(res$iterations))
+      warnf("%s() did not converge within `%s` = %d iterations (%d evaluations); %s.",
+            fun, argname("max_iter"), opt$max_iter, as.integer(res$iterations),
+            iteration_advice(argname))
     } else {
       warnf("%s() stopped after %d evaluations: the line search found no lower objective, yet the gradient is not small (norm %.3g), so the map may not be a minimum; try `scale = TRUE`, another `init` or a small `lambda`.",
             fun, as.integer(res$iterations), res$gradient_norm)
@@ -353,7 +355,7 @@ learner_nca <- function() list(
   start = nca_init,
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_nca_map(spec$opts, z, y, ctx, lambda_arg = spec$argname("lambda"),
-                principal = principal, score = score)
+                principal = principal, score = score, argname = spec$argname)
   },
   choice_dim = function(p) max(nca_choice_dim, p),
   fold_tol = TRUE,
@@ -391,7 +393,7 @@ nca_opts <- function(args, argname, kernel_trick = FALSE) {
 
 # NCA (reg = NULL) and kernel-trick NCA (z = reg = the Gram matrix).
 fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", principal = FALSE,
-                        score = NULL) {
+                        score = NULL, argname = function(a) a) {
   fun <- if (is.null(reg)) "nca" else "knca"
   check_class_sizes(y)
   if (is.null(reg)) {
@@ -412,7 +414,7 @@ fit_nca_map <- function(o, z, y, ctx, reg = NULL, lambda_arg = "lambda", princip
   res <- if (method == "minibatch") {
     nca_run_minibatch(z, y, start, o, min(o$batch_size, nrow(z)), ctx, span = !principal)
   } else {
-    nca_run(fun, z, y, start, reg, o, ctx, score = score, span = !principal)
+    nca_run(fun, z, y, start, reg, o, ctx, score = score, span = !principal, argname = argname)
   }
   # (the start's norm in the coordinates the core solved in)
   warn_collapsed_map(exp(log_norm(res$map) - res$start_log_norm - log(res$start_scale %||% 1)),

@@ -331,6 +331,13 @@ learner_default <- function(name, arg) {
   eval(formals(learner_fun(name))[[arg]])
 }
 
+# The advice of a learner stopped by its iteration limit, with its options
+# named as the caller passes them (`argname`: `max_iter` to nca(),
+# `learner_args$max_iter` to kmaha(), see learner_spec()).
+iteration_advice <- function(argname = function(a) a) {
+  sprintf("raise `%s` or loosen `%s`", argname("max_iter"), argname("tol"))
+}
+
 opt_dim <- function(dim, argname) {
   if (is.null(dim)) NULL else check_count(dim, argname("dim"))
 }

@@ -236,7 +236,7 @@ test_that("bad input gives clear errors", {
                "`newdata` lacks column(s) used in training: 'Petal.Width'.", fixed = TRUE)
 })
 
-test_that("a learner that does not converge in kmaha() says how kmaha() passes its options", {
+test_that("a learner that does not converge in kmaha() names its options as kmaha() takes them", {
   x <- iris[, 1:4]
   w <- character()
   fit <- withCallingHandlers(
@@ -247,15 +247,17 @@ test_that("a learner that does not converge in kmaha() says how kmaha() passes i
       invokeRestart("muffleWarning")
     })
   expect_length(w, 1L)
-  expect_match(w, "^nca\\(\\) did not converge within `max_iter` = 2 iterations \\(")
-  expect_match(w, "raise `max_iter` or loosen `tol` (in kmaha(), through `learner_args`, e.g. learner_args = list(max_iter = 2000)).",
-               fixed = TRUE)
+  expect_match(w, "^nca\\(\\) did not converge within `learner_args\\$max_iter` = 2 iterations \\(")
+  expect_match(w, "; raise `learner_args$max_iter` or loosen `learner_args$tol`.", fixed = TRUE)
   # the linear learner alone, as before
-  expect_warning(nca(x, iris$Species, max_iter = 2), "or loosen `tol`.$")
+  expect_warning(nca(x, iris$Species, max_iter = 2), "; raise `max_iter` or loosen `tol`.$")
+  expect_warning(kmaha(x, iris$Species, learner = "lmnn", kernel = "linear",
+                       learner_args = list(max_iter = 1)),
+                 "; raise `learner_args$max_iter` or loosen `learner_args$tol`.", fixed = TRUE)
   # a regression's MLKR
   set.seed(3)
   xr <- matrix(rnorm(60 * 3), 60, 3)
   yr <- xr[, 1] + 0.1 * rnorm(60)
   expect_warning(kmaha(xr, yr, kernel = "linear", learner_args = list(max_iter = 1)),
-                 "mlkr() did not converge within `max_iter` = 1 iterations", fixed = TRUE)
+                 "mlkr() did not converge within `learner_args$max_iter` = 1 iterations", fixed = TRUE)
 })
