@@ -17,5 +17,12 @@ df <- as.data.frame(res)
 passed <- sum(df$passed)
 failed <- sum(df$failed) + sum(df$error)
 skipped <- sum(df$skipped)
+# The tests that failed, named again just above the totals: the progress
+# reporter prints them where they happened, which a log's tail may not show.
+bad <- df[df$failed > 0 | df$error, , drop = FALSE]
+if (nrow(bad)) {
+  cat("\nFailed or stopped with an error:\n")
+  cat(sprintf("  %s: %s\n", bad$file, bad$test), sep = "")
+}
 cat(sprintf("\n%d passed, %d failed, %d skipped\n", passed, failed, skipped))
 quit(status = if (failed > 0) 1 else 0)

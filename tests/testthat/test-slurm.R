@@ -112,6 +112,9 @@ rows_of <- function(r) {
 
 test_that("a kernel choice under the Slurm plan equals the sequential one, in at most 2 jobs", {
   skip_without_slurm()
+  # The second call must compute on the cluster, not take the first call's
+  # fold fits from the session (see "Reuse" in ?score_candidates).
+  withr::local_options(kmaha.reuse_fits = FALSE)
   run <- function() {
     fit <- kmaha(iris[, 1:4], iris$Species, learner = "dne", kernel = "cv", seed = 1)
     list(cv = fit$kernel_choice$cv[c("accuracy", "best", "folds")], L = coef(fit))
