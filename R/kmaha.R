@@ -60,9 +60,9 @@
 #' `bench/regression-accept.R`, `bench/results/regression-accept.md`) the
 #' default's mean test RMSE was 0.90 times Euclidean k-NN's (k chosen the
 #' same way), 0.90 times kknn's at its defaults and 0.99 times ranger's, at
-#' 0.84 times the CPU of the classification default on the same rows; it
-#' was above Euclidean k-NN's on 5 sets (by at most 1.9%) and above kknn's
-#' on 4 (by at most 7.8%).
+#' 0.87 times the CPU of the classification default on the same rows; it
+#' was above Euclidean k-NN's on 6 sets (by at most 2.9%; on three of them
+#' by less than 0.1%) and above kknn's on 5 (by at most 7.8%).
 #'
 #' **Pairs** (`"mmc"`, `"itml"`). Without pairs these learners draw them
 #' from the labels, on the KPCA of all training rows. Give your own as
