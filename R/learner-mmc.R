@@ -43,7 +43,15 @@
 #' \eqn{f = 1/2}, where \eqn{h} is a constant minus
 #' \eqn{\log(g/\sqrt{f})}, so its minimiser, rescaled to \eqn{f = 1}, solves
 #' the problem above over diagonal matrices; that is what is returned (with
-#' `h`, the paper's objective at its minimiser). Cheap for any D.
+#' `h`, the paper's objective at its minimiser). Cheap for any D. A column
+#' in which no similar pair differs but a dissimilar pair does leaves
+#' \eqn{h} without a minimum: raising its weight lowers \eqn{h} without
+#' bound, and a minimiser would end with that column alone (the other
+#' weights at 0 beside it, so 1-NN votes by that column only; see the Yeast
+#' rows of `bench/results/learners-new.md`). Such columns (typically rare
+#' indicator columns, e.g. a factor's dummy) get weight 0, with a warning
+#' naming them, and the metric is fitted on the others (`unbounded` lists
+#' them).
 #'
 #' **Pairs.** Give them as `pairs`, a two-column matrix of row indices of
 #' `x` (one pair per row), and `similar`, one value per pair: 1 (similar) or
@@ -92,7 +100,8 @@
 #'   `pairs` (`list(pairs, similar)`, the pairs used), `constraint`
 #'   (\eqn{f(M)}), `metric` (\eqn{M}; `NULL` when solved in the span or for
 #'   more than 500 columns) and, for the diagonal metric, `weights`
-#'   (\eqn{a}) and `h`.
+#'   (\eqn{a}), `h` and `unbounded` (the columns left at weight 0 because
+#'   \eqn{h} has no minimum along them; empty when none).
 #' @references Xing E. P., Ng A. Y., Jordan M. I., Russell S. (2003) Distance
 #'   metric learning, with application to clustering with side-information.
 #'   *Advances in Neural Information Processing Systems 15*, 505--512.
@@ -145,6 +154,15 @@ fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(a
   zz <- z
   dimnames(zz) <- NULL
   res <- core_mmc_fit(zz, pr$pairs, pr$similar, o$diagonal, o$max_iter, o$tol, ctx)
+  if (length(res$unbounded)) {
+    cols <- colnames(z)
+    named <- if (is.null(cols)) as.character(res$unbounded) else sprintf("'%s'", cols[res$unbounded])
+    one <- length(named) == 1L
+    warnf("mmc(): no similar pair differs in column%s %s, where dissimilar pairs do: the diagonal objective has no minimum along %s (it would weigh %s without bound and the other columns not at all), so %s weight 0 and the metric is fitted on the other columns. Give similar pairs that differ in %s, or leave %s out.",
+          if (one) "" else "s", paste(named, collapse = ", "), if (one) "it" else "them",
+          if (one) "it" else "them", if (one) "it gets" else "they get",
+          if (one) "it" else "them", if (one) "it" else "them")
+  }
   if (!res$converged) {
     warnf("mmc() did not converge (%s after %d %s); %s.",
           res$stop, as.integer(res$iterations),
@@ -163,6 +181,7 @@ fit_mmc_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(a
                                              res$span_rank) else "")),
        details = list(pairs = pr, constraint = res$constraint,
                       weights = if (o$diagonal) res$a, h = if (o$diagonal) res$h,
+                      unbounded = if (o$diagonal) res$unbounded,
                       metric = if (store_metric && !span && !o$diagonal) res$M))
 }
 

@@ -26,6 +26,12 @@ Rcpp::NumericVector as_r(const arma::vec& v) { return Rcpp::NumericVector(v.begi
 Rcpp::NumericVector as_r(const std::vector<double>& v) {
   return Rcpp::NumericVector(v.begin(), v.end());
 }
+// 0-based column indices as R's 1-based ones.
+Rcpp::IntegerVector as_r_index(const arma::uvec& v) {
+  Rcpp::IntegerVector out(v.n_elem);
+  for (arma::uword i = 0; i < v.n_elem; ++i) out[i] = static_cast<int>(v[i]) + 1;
+  return out;
+}
 }  // namespace
 
 // LFDA map of the rows of x with class codes y (1-based); dim = 0: all;
@@ -94,7 +100,8 @@ Rcpp::List cpp_mmc_fit(const arma::mat& x, const Rcpp::IntegerMatrix& pairs,
         Rcpp::Named("h") = r.h, Rcpp::Named("iterations") = r.iterations,
         Rcpp::Named("converged") = r.converged, Rcpp::Named("stop") = r.stop,
         Rcpp::Named("trace") = as_r(r.trace),
-        Rcpp::Named("span_rank") = static_cast<int>(r.span_rank));
+        Rcpp::Named("span_rank") = static_cast<int>(r.span_rank),
+        Rcpp::Named("unbounded") = as_r_index(r.unbounded));
   });
 }
 

@@ -149,6 +149,49 @@ test_that("the diagonal fit maximises g / sqrt(f) over diagonal metrics, with f 
   expect_equal(fit$h, 0.5 - log(fit$convergence$objective / sqrt(2)), tolerance = 1e-7)
 })
 
+test_that("diagonal: a column no similar pair varies in gets weight 0, the rest is the fit without it", {
+  d <- mmc_data(seed = 6)
+  set.seed(7)
+  pr <- kmaha:::draw_pairs(d$y, 60)
+  # a rare indicator: 1 on two rows that are in dissimilar pairs only, so no
+  # similar pair differs in it and some dissimilar pair does
+  flag <- numeric(nrow(d$x))
+  in_sim <- unique(c(pr$pairs[pr$similar == 1, ]))
+  only_dis <- setdiff(unique(c(pr$pairs[pr$similar == -1, ])), in_sim)
+  flag[only_dis[1:2]] <- 1
+  x <- cbind(d$x, flag = flag)
+  expect_warning(
+    fit <- mmc(x, d$y, pairs = pr$pairs, similar = pr$similar, diagonal = TRUE, scale = FALSE),
+    "mmc(): no similar pair differs in column 'flag', where dissimilar pairs do: the diagonal objective has no minimum along it (it would weigh it without bound and the other columns not at all), so it gets weight 0 and the metric is fitted on the other columns. Give similar pairs that differ in it, or leave it out.",
+    fixed = TRUE)  # (was: weight 1e17 or so on `flag`, the others about 0, no word)
+  expect_identical(fit$unbounded, 4L)
+  expect_identical(fit$weights[4], 0)
+  ref <- mmc(d$x, d$y, pairs = pr$pairs, similar = pr$similar, diagonal = TRUE, scale = FALSE)
+  expect_identical(ref$unbounded, integer())
+  expect_equal(fit$weights[1:3], ref$weights, tolerance = 1e-12)
+  expect_equal(fit$h, ref$h, tolerance = 1e-12)
+  # the objective does fall without bound along the column
+  ctx <- kmaha:::kmaha_context()
+  h_at <- function(t) kmaha:::core_mmc_diag_objective(x, pr$pairs, pr$similar,
+                                                       c(ref$weights, t), ctx)$value
+  expect_lt(h_at(1e6), h_at(1e3))
+  expect_lt(h_at(1e3), h_at(0))
+  # without names, the column's number
+  expect_warning(mmc(unname(x), d$y, pairs = pr$pairs, similar = pr$similar, diagonal = TRUE,
+                     scale = FALSE),
+                 "no similar pair differs in column 4, where", fixed = TRUE)
+  # kernelized by the KPCA trick's linear case, the warning names it too
+  expect_warning(kmaha(x, d$y, learner = "mmc", kernel = "linear", scale = FALSE,
+                       learner_args = list(diagonal = TRUE, pairs = pr$pairs, similar = pr$similar)),
+                 "no similar pair differs in column", fixed = TRUE)
+  # when the dissimilar pairs differ only in such columns there is no metric
+  x2 <- cbind(a = rep(c(0, 1), each = 3), b = c(0, 0, 1, 0, 0, 1))
+  expect_error(mmc(x2, pairs = rbind(c(1, 4), c(2, 5), c(1, 3)), similar = c(1, 1, -1),
+                   diagonal = TRUE, scale = FALSE),
+               "mmc: the dissimilar pairs differ only in columns in which no similar pair differs, so the diagonal objective has no minimum: give similar pairs that differ in those columns",
+               fixed = TRUE)
+})
+
 test_that("the full fit: constraint active, g from plain R, optimal, at least the diagonal's", {
   d <- mmc_data(seed = 4)
   set.seed(6)

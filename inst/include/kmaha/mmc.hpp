@@ -33,7 +33,13 @@
 // bound is needed.  Over the scale of a, h is smallest where f = 1/2 and then
 // equals a constant - log(g / sqrt(f)): the minimiser of h, rescaled to f = 1,
 // solves eqs. 5-7 restricted to diagonal matrices, and that is what is
-// returned (h is reported at its minimiser).
+// returned (h is reported at its minimiser).  A column in which no similar
+// pair differs (s_j = 0 to rounding) but some dissimilar pair does leaves h
+// without a minimum: raising a_j lowers h without bound, and the minimiser
+// runs off with a_j, driving the other weights to 0 beside it (1-NN then
+// sees that column alone).  Such columns get weight 0, the problem is solved
+// on the others (where it has a minimum), and they are reported in
+// `unbounded`.
 //
 // p >= n (full matrix): every d lies in the span of the centred rows, as do
 // S, G and every update; the problem is solved on the coordinates in that span
@@ -46,6 +52,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 #include "common.hpp"
@@ -68,6 +75,8 @@ struct mmc_result {
   std::string stop;
   std::vector<double> trace;  // g after each accepted step (full) or h per evaluation
   arma::uword span_rank = 0;
+  arma::uvec unbounded;      // diagonal: the columns left at weight 0, along
+                             // which h has no minimum (0-based)
 };
 
 namespace detail {
@@ -248,18 +257,40 @@ inline mmc_result mmc_diag(const arma::mat& X, const pair_set& ps, int max_iter,
   if (!(arma::accu(Q) > 0.0))
     throw error(error_kind::degenerate, "mmc: every dissimilar pair is a pair of equal points");
   const arma::uword p = X.n_cols;
+  // The columns along which h has a minimum, and those along which it has
+  // none (no similar pair differs there, to rounding, and a dissimilar pair
+  // does).
+  const arma::rowvec qsum = arma::sum(Q, 0);
+  const double eps = std::numeric_limits<double>::epsilon();
+  std::vector<arma::uword> kept, unbounded;
+  for (arma::uword j = 0; j < p; ++j) {
+    if (s[j] <= eps * s.max() && qsum[j] > eps * qsum.max())
+      unbounded.push_back(j);
+    else
+      kept.push_back(j);
+  }
+  const arma::uvec keep(kept);
+  const arma::vec sk = s.elem(keep);
+  const arma::mat Qk = Q.cols(keep);
+  if (!(arma::accu(Qk) > 0.0))
+    throw error(error_kind::degenerate,
+                "mmc: the dissimilar pairs differ only in columns in which no similar pair "
+                "differs, so the diagonal objective has no minimum: give similar pairs that "
+                "differ in those columns");
   // start: a = 1 scaled to f = 1/2, the best scale of the direction
-  const arma::vec w0 = arma::vec(p, arma::fill::ones) * std::sqrt(0.5 / ss);
+  const arma::vec w0 = arma::vec(keep.n_elem, arma::fill::ones) * std::sqrt(0.5 / ss);
   const objective_fn fw = [&](const arma::vec& w, arma::vec& gw) {
     check_interrupt(ctx.interrupt);
     arma::vec ga;
-    const double v = detail::mmc_diag_h(s, Q, arma::square(w), ga);
+    const double v = detail::mmc_diag_h(sk, Qk, arma::square(w), ga);
     gw = 2.0 * (w % ga);
     return v;
   };
   const minimize_result mr = minimize(fw, w0, max_iter, tol);
   mmc_result r;
-  r.a = arma::square(mr.par);
+  r.a.zeros(p);
+  r.a.elem(keep) = arma::square(mr.par);
+  r.unbounded = arma::uvec(unbounded);
   arma::vec ga;
   r.h = detail::mmc_diag_h(s, Q, r.a, ga);
   r.iterations = mr.evaluations;
