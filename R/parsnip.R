@@ -21,9 +21,10 @@
 #'   candidate-by-fold fits of the first are kept in the session and taken
 #'   by the others, which then cost their screen and final fit (see Reuse
 #'   in [score_candidates()]; the results are those of separate fits). For
-#'   a fit whose kernel was given (no choice by cross-validation),
-#'   [parsnip::multi_predict()] predicts several values of `neighbors` from
-#'   the one fit.
+#'   a fit whose kernel and learner were given (nothing chosen by
+#'   cross-validation: the default `learner = "auto"` is chosen that way
+#'   also with a kernel given), [parsnip::multi_predict()] predicts several
+#'   values of `neighbors` from the one fit.
 #' * `weight_func` and `dist_power`: kmaha's vote gives the `k` neighbours
 #'   equal weights (parsnip's `weight_func = "rectangular"`) and measures
 #'   Euclidean distance in the learned metric (`dist_power = 2`). Those
@@ -201,8 +202,16 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
   }
   neighbors <- sort(unique(as.integer(neighbors)))
   if (metric_uses_k(object$fit) && !all(neighbors == object$fit$k)) {
-    stopf("multi_predict(): this kmaha fit chose its kernel by cross-validated votes of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does), or give the engine a kernel (set_engine(\"kmaha\", kernel = rbf_kernel(1))).",
-          object$fit$k)
+    chose <- cv_choices(object$fit)
+    # the engine arguments that fix what was chosen
+    give <- intersect(c("kernel", "learner"), chose)
+    example <- c(kernel = "kernel = rbf_kernel(1)",
+                 learner = if (regression) "learner = \"mlkr\"" else "learner = \"nca\"")[give]
+    stopf("multi_predict(): this kmaha fit chose its %s by cross-validated %s of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does)%s%s.",
+          and_list(chose), if (regression) "predictions" else "votes", object$fit$k,
+          if (length(give)) sprintf(", or give the engine %s: set_engine(\"kmaha\", %s)",
+                                    and_list(paste("a", give)), paste(example, collapse = ", ")) else "",
+          if ("k" %in% chose) if (length(give)) ", and set `neighbors`" else ", or set `neighbors`" else "")
   }
   long <- do.call(rbind, lapply(neighbors, function(k) {
     p <- stats::predict(object, new_data = new_data, type = "raw",

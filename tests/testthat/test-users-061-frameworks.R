@@ -1,0 +1,49 @@
+# What a demanding user of the framework adapters (parsnip, recipes, mlr3,
+# caret) found in 0.6.0, on data no other test uses: each test failed
+# before its fix.
+
+# The CO2 data: a factor outcome (Type) with a factor predictor (Treatment).
+co2 <- function() as.data.frame(CO2)[, c("Type", "Treatment", "conc", "uptake")]
+
+test_that("multi_predict() says what a fit chose by cross-validation, and a fix that works", {
+  skip_without("parsnip")
+  d <- iris[seq(1, 150, by = 2), ]
+  # a kernel given, the learner at its default "auto": the learner is chosen
+  # by cross-validated votes of k = 3 neighbours
+  spec <- parsnip::nearest_neighbor(neighbors = 3)
+  spec <- parsnip::set_engine(spec, "kmaha", kernel = "linear", num_threads = 1)
+  fit <- parsnip::fit(parsnip::set_mode(spec, "classification"), Species ~ ., data = d)
+  # (was: "this kmaha fit chose its kernel by cross-validated votes ...; ...
+  # or give the engine a kernel", which it had been given)
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = c(1, 5)),
+               "multi_predict(): this kmaha fit chose its learner by cross-validated votes of k = 3 neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does), or give the engine a learner: set_engine(\"kmaha\", learner = \"nca\").",
+               fixed = TRUE)
+  # the advice works: with the learner named too, one fit predicts every k
+  named <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                               kernel = "linear", learner = "nca", num_threads = 1)
+  named <- parsnip::fit(parsnip::set_mode(named, "classification"), Species ~ ., data = d)
+  mp <- parsnip::multi_predict(named, d[1:2, ], neighbors = c(1, 5), type = "prob")
+  direct <- kmaha(d[, 1:4], d$Species, kernel = "linear", learner = "nca", k = 5, num_threads = 1)
+  expect_equal(unname(as.matrix(mp$.pred[[2]][2, -1])),
+               unname(predict(direct, d[2, 1:4], type = "prob")))
+  # both chosen, and k too (neighbors unset): each is named
+  auto <- parsnip::set_engine(parsnip::nearest_neighbor(), "kmaha", seed = 1,
+                              kernels = paper_kernels()[8:9], num_threads = 1)
+  auto <- parsnip::fit(parsnip::set_mode(auto, "classification"), Species ~ ., data = d)
+  k <- parsnip::extract_fit_engine(auto)$k
+  expect_error(parsnip::multi_predict(auto, d[1:2, ], neighbors = k + 2L),
+               sprintf("this kmaha fit chose its kernel, learner and k by cross-validated votes of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does), or give the engine a kernel and a learner: set_engine(\"kmaha\", kernel = rbf_kernel(1), learner = \"nca\"), and set `neighbors`.",
+                       k), fixed = TRUE)
+})
+
+test_that("mlr3 says which choice ties a model to its k", {
+  skip_without("mlr3")
+  task <- mlr3::as_task_classif(co2()[, -2], target = "Type")
+  learner <- mlr3::lrn("classif.kmaha", kernel = "linear", k = 3, num_threads = 1)
+  learner$train(task)
+  learner$param_set$set_values(k = 5)
+  # (was: "chose its kernel, learner or k")
+  expect_error(learner$predict(task),
+               "classif.kmaha: this model chose its learner by cross-validated votes of k = 3 neighbours, so it does not predict with k = 5; train it again with k = 5.",
+               fixed = TRUE)
+})
