@@ -27,7 +27,8 @@
 #' dials::num_comp(c(1, 10)))`, then `tune_grid(wf, ..., param_info =
 #' params)`; or give the `grid` yourself. Until the step is tuned,
 #' [print()] and `tidy()` show such arguments as `tune()`. Case weights
-#' are not used.
+#' are not used. When the selectors match no column, the step does
+#' nothing (as recipes' own steps do) and `tidy()` has no rows.
 #'
 #' Missing values in the selected predictors are an error when the recipe
 #' is prepared: impute them in an earlier step (e.g.
@@ -172,6 +173,15 @@ with_kmaha_seed <- function(seed, expr) {
 #' @exportS3Method recipes::prep
 prep.step_kmaha <- function(x, training, info = NULL, ...) {
   columns <- recipes::recipes_eval_select(x$terms, training, info)
+  if (!length(columns)) {
+    # nothing selected: the step does nothing, as recipes' own steps do
+    # (a selector such as all_numeric_predictors() may match no column
+    # of some data)
+    x$trained <- TRUE
+    x$columns <- character()
+    x$keep_original_cols <- isTRUE(x$keep_original_cols)
+    return(x)
+  }
   recipes::check_type(training[, columns], quant = TRUE)
   y_name <- step_kmaha_outcome(x$outcome, training, info)
   if (y_name %in% columns) {
@@ -218,6 +228,7 @@ step_kmaha_check_na <- function(x, y, y_name) {
 
 #' @exportS3Method recipes::bake
 bake.step_kmaha <- function(object, new_data, ...) {
+  if (!length(object$columns)) return(new_data)
   recipes::check_new_data(object$columns, object, new_data)
   z <- stats::predict(object$object, as.data.frame(new_data[, object$columns]),
                       type = "transform")

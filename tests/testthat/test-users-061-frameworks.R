@@ -47,3 +47,26 @@ test_that("mlr3 says which choice ties a model to its k", {
                "classif.kmaha: this model chose its learner by cross-validated votes of k = 3 neighbours, so it does not predict with k = 5; train it again with k = 5.",
                fixed = TRUE)
 })
+
+test_that("step_kmaha() on an empty selection leaves the data alone, as recipes' steps do", {
+  skip_without("recipes")
+  d <- co2()
+  rec <- recipes::recipe(Type ~ Treatment, data = d)
+  rec <- step_kmaha(rec, recipes::all_numeric_predictors(), learner = "nca",
+                    kernel = "linear", seed = 1)
+  # (was: "`x` has no columns." from prep())
+  prepped <- recipes::prep(rec)
+  expect_identical(recipes::bake(prepped, new_data = NULL), tibble::as_tibble(d[, c("Treatment", "Type")]))
+  expect_identical(recipes::bake(prepped, new_data = d[1:3, ]),
+                   tibble::as_tibble(d[1:3, c("Treatment", "Type")]))
+  td <- recipes::tidy(prepped, number = 1)
+  expect_identical(nrow(td), 0L)
+  expect_identical(names(td), c("terms", "learner", "kernel", "id"))
+  expect_match(printed_text(prepped), "kmaha embedding \\(nca, linear\\) of: <none> \\| Trained")
+  # the prepped step survives saveRDS()
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path), add = TRUE)
+  saveRDS(prepped, path)
+  expect_identical(recipes::bake(readRDS(path), new_data = d[1:3, ]),
+                   recipes::bake(prepped, new_data = d[1:3, ]))
+})
