@@ -136,7 +136,9 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
       warning(sprintf("kmaha_caret(\"%s\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
                       method), call. = FALSE)
     }
-    x <- as.matrix(x)
+    # (a data frame with a factor column: an error naming the column, not
+    # the character matrix as.matrix() would make of it)
+    x <- check_x(x, "x")
     args <- utils::modifyList(fixed, list(...))
     # the tuned learner option
     tuned <- if (!is.null(tune$param)) {
@@ -272,7 +274,7 @@ caret_auto_model <- function(fixed) {
       warning("kmaha_caret(\"auto\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
               call. = FALSE)
     }
-    call_by_name(kmaha, "kmaha", c(list(x = as.matrix(x), y = y),
+    call_by_name(kmaha, "kmaha", c(list(x = check_x(x, "x"), y = y),
                                    utils::modifyList(fixed, list(...))))
   }
   list(label = "kmaha (learner, kernel and k chosen by kmaha)",

@@ -70,3 +70,22 @@ test_that("step_kmaha() on an empty selection leaves the data alone, as recipes'
   expect_identical(recipes::bake(readRDS(path), new_data = d[1:3, ]),
                    recipes::bake(prepped, new_data = d[1:3, ]))
 })
+
+test_that("kmaha_caret() on a data frame with a factor names the column, not a character matrix", {
+  d <- co2()
+  x <- d[, c("Treatment", "conc", "uptake")]
+  msg <- "`x` must have numeric columns only; column 'Treatment' is factor"
+  # (was: "`x` must be numeric, not a character matrix. Convert it with
+  # as.numeric() or use the formula interface.")
+  m <- kmaha_caret("nca")
+  expect_error(m$fit(x, d$Type, param = data.frame(dim = 2, k = 1)), msg, fixed = TRUE)
+  mk <- kmaha_caret("kdne")
+  expect_error(mk$fit(x, d$Type, param = data.frame(sigma = 1, targets = 3, k = 1)), msg, fixed = TRUE)
+  ma <- kmaha_caret("auto", kernel = "linear", learner = "nca")
+  expect_error(ma$fit(x, d$Type, param = data.frame(parameter = "none")), msg, fixed = TRUE)
+  # numeric data frames still fit, and predict as the direct fit
+  fit <- m$fit(x[, -1], d$Type, param = data.frame(dim = 2, k = 3))
+  direct <- nca(as.matrix(x[, -1]), d$Type, dim = 2L)
+  expect_identical(m$predict(fit, x[1:5, -1]),
+                   as.character(predict(direct, as.matrix(x[1:5, -1]), k = 3)))
+})
