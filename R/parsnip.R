@@ -51,11 +51,12 @@
 #' `extract_fit_engine(fit)`.
 #'
 #' `kmaha_parsnip_fit()` is the function parsnip calls to fit the engine
-#' (`fit()` of the model specification): it checks `weight_func` and
-#' `dist_power`, then returns [kmaha()]`(x, y, ...)`.
+#' (`fit()` of the model specification): it checks `neighbors` (as `k`),
+#' `weight_func` and `dist_power`, then returns [kmaha()]`(x, y, ...)`.
 #'
 #' @param x,y,... For `kmaha_parsnip_fit()`: the predictors, the outcome and
-#'   further arguments of [kmaha()], as parsnip passes them.
+#'   further arguments of [kmaha()], as parsnip passes them (the model's
+#'   `neighbors` as `k`).
 #' @param weight_func,dist_power For `kmaha_parsnip_fit()`: the model's
 #'   arguments of these names (`NULL` when not set): `"rectangular"` and 2,
 #'   what kmaha does, or an error.
@@ -89,6 +90,20 @@ NULL
 #' @rdname kmaha_parsnip
 #' @export
 kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) {
+  # the model's `neighbors`, which parsnip passes as kmaha()'s `k` (among
+  # `...`, so that the fit's call shows its value): checked here, so that
+  # an error names what the user set
+  k <- list(...)[["k"]]
+  if (!is.null(k)) {
+    if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != round(k) || k < 1) {
+      stopf("The kmaha engine's `neighbors` must be a single whole number >= 1, not %s.",
+            deparse1(k))
+    }
+    if (k > NROW(x) - 1L) {
+      stopf("The kmaha engine's `neighbors` (%d) must be smaller than the number of training rows (%d).",
+            as.integer(k), NROW(x))
+    }
+  }
   if (is.numeric(y) && !is.null(weight_func) && !identical(weight_func, "inv")) {
     # regression mode: kmaha's k-NN regression weights the neighbours by
     # 1 / distance (parsnip's "inv")

@@ -89,3 +89,28 @@ test_that("kmaha_caret() on a data frame with a factor names the column, not a c
   expect_identical(m$predict(fit, x[1:5, -1]),
                    as.character(predict(direct, as.matrix(x[1:5, -1]), k = 3)))
 })
+
+test_that("the parsnip engine names `neighbors`, its own argument, in errors about k", {
+  skip_without("parsnip")
+  d <- co2()
+  spec <- function(k, mode = "classification") {
+    s <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = k), "kmaha",
+                             learner = if (mode == "classification") "nca" else "mlkr",
+                             kernel = "linear", num_threads = 1)
+    parsnip::set_mode(s, mode)
+  }
+  # (was: "`k` (100) must be smaller than the number of training rows (84).")
+  expect_error(parsnip::fit(spec(100), Type ~ conc + uptake, data = d),
+               "The kmaha engine's `neighbors` (100) must be smaller than the number of training rows (84).",
+               fixed = TRUE)
+  expect_error(parsnip::fit(spec(84, "regression"), uptake ~ conc, data = d),
+               "The kmaha engine's `neighbors` (84) must be smaller than the number of training rows (84).",
+               fixed = TRUE)
+  # (was: "`k` must be a single whole number >= 1.")
+  expect_error(parsnip::fit(spec(0), Type ~ conc + uptake, data = d),
+               "The kmaha engine's `neighbors` must be a single whole number >= 1, not 0.",
+               fixed = TRUE)
+  # a valid value fits as before
+  ok <- parsnip::fit(spec(83), Type ~ conc + uptake, data = d)
+  expect_identical(parsnip::extract_fit_engine(ok)$k, 83L)
+})
