@@ -215,6 +215,17 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
   if (is.null(neighbors)) {
     neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% object$fit$k
   }
+  if (!is.numeric(neighbors) || !length(neighbors) || anyNA(neighbors) ||
+      any(!is.finite(neighbors)) || any(neighbors != round(neighbors)) || any(neighbors < 1)) {
+    stopf("multi_predict() for the kmaha engine: `neighbors` must be whole numbers >= 1, not %s.",
+          deparse1(neighbors))
+  }
+  # new data may have every training row among its neighbours
+  n_train <- nrow(object$fit$embedding)
+  if (any(neighbors > n_train)) {
+    stopf("multi_predict() for the kmaha engine: `neighbors` (%d) must not exceed the number of training rows (%d).",
+          as.integer(max(neighbors)), n_train)
+  }
   neighbors <- sort(unique(as.integer(neighbors)))
   if (metric_uses_k(object$fit) && !all(neighbors == object$fit$k)) {
     chose <- cv_choices(object$fit)

@@ -114,3 +114,32 @@ test_that("the parsnip engine names `neighbors`, its own argument, in errors abo
   ok <- parsnip::fit(spec(83), Type ~ conc + uptake, data = d)
   expect_identical(parsnip::extract_fit_engine(ok)$k, 83L)
 })
+
+test_that("multi_predict() checks `neighbors` and names it", {
+  skip_without("parsnip")
+  d <- co2()
+  spec <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                              learner = "nca", kernel = "linear", num_threads = 1)
+  fit <- parsnip::fit(parsnip::set_mode(spec, "classification"), Type ~ conc + uptake, data = d)
+  # (was: 2 predicted silently as 2.5; "argument 1 is not a vector" for NA;
+  # "`k` (100) must not exceed the number of training rows (84).")
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = c(2.5, 3)),
+               "multi_predict() for the kmaha engine: `neighbors` must be whole numbers >= 1, not c(2.5, 3).",
+               fixed = TRUE)
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = NA),
+               "`neighbors` must be whole numbers >= 1, not NA.", fixed = TRUE)
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = "3"),
+               "`neighbors` must be whole numbers >= 1, not \"3\".", fixed = TRUE)
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = c(0, 3)),
+               "`neighbors` must be whole numbers >= 1, not c(0, 3).", fixed = TRUE)
+  expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = c(3, 100)),
+               "multi_predict() for the kmaha engine: `neighbors` (100) must not exceed the number of training rows (84).",
+               fixed = TRUE)
+  # all the training rows may vote for new data
+  mp <- parsnip::multi_predict(fit, d[1:2, ], neighbors = c(84, 3), type = "prob")
+  expect_identical(mp$.pred[[1]]$neighbors, c(3L, 84L))
+  direct <- kmaha(d[, c("conc", "uptake")], d$Type, learner = "nca", kernel = "linear",
+                  k = 3, num_threads = 1)
+  expect_equal(unname(unlist(mp$.pred[[1]][2, -1])),
+               unname(predict(direct, d[1, c("conc", "uptake")], type = "prob", k = 84)[1, ]))
+})
