@@ -250,7 +250,8 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
       p <- as.data.frame(p, optional = TRUE)
       stats::setNames(p, paste0(".pred_", names(p)))
     }
-    cbind(data.frame(.row = seq_len(nrow(p)), neighbors = k), p)
+    # (rep(): no rows of new data give no rows)
+    cbind(data.frame(.row = seq_len(nrow(p)), neighbors = rep(k, nrow(p))), p)
   }))
   long <- long[order(long$.row, long$neighbors), , drop = FALSE]
   rows <- split(tibble::as_tibble(long[, -1L, drop = FALSE]), long$.row)

@@ -143,3 +143,26 @@ test_that("multi_predict() checks `neighbors` and names it", {
   expect_equal(unname(unlist(mp$.pred[[1]][2, -1])),
                unname(predict(direct, d[1, c("conc", "uptake")], type = "prob", k = 84)[1, ]))
 })
+
+test_that("multi_predict() of no rows gives no rows, as predict() does", {
+  skip_without("parsnip")
+  d <- co2()
+  spec <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                              learner = "nca", kernel = "linear", num_threads = 1)
+  fit <- parsnip::fit(parsnip::set_mode(spec, "classification"), Type ~ conc + uptake, data = d)
+  expect_identical(nrow(predict(fit, d[0, ], type = "prob")), 0L)
+  # (was: "arguments imply differing number of rows: 0, 1")
+  for (type in c("class", "prob")) {
+    mp <- parsnip::multi_predict(fit, d[0, ], neighbors = c(1, 3), type = type)
+    expect_identical(names(mp), ".pred")
+    expect_identical(nrow(mp), 0L)
+  }
+  reg <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                             learner = "mlkr", kernel = "linear", num_threads = 1)
+  fit_reg <- parsnip::fit(parsnip::set_mode(reg, "regression"), uptake ~ conc, data = d)
+  expect_identical(nrow(parsnip::multi_predict(fit_reg, d[0, ], neighbors = c(1, 3))), 0L)
+  # one row still gives one tibble of every k
+  one <- parsnip::multi_predict(fit, d[5, ], neighbors = c(1, 3))
+  expect_identical(nrow(one), 1L)
+  expect_identical(one$.pred[[1]]$neighbors, c(1L, 3L))
+})
