@@ -166,3 +166,25 @@ test_that("multi_predict() of no rows gives no rows, as predict() does", {
   expect_identical(nrow(one), 1L)
   expect_identical(one$.pred[[1]]$neighbors, c(1L, 3L))
 })
+
+test_that("step_kmaha() checks num_comp, rather than truncating it", {
+  skip_without("recipes", "hardhat")
+  d <- co2()[, c("Type", "conc", "uptake")]
+  step <- function(...) step_kmaha(recipes::recipe(Type ~ ., data = d),
+                                   recipes::all_numeric_predictors(), learner = "nca",
+                                   kernel = "linear", seed = 1, ...)
+  msg <- "step_kmaha(): `num_comp` (the output dimension) must be NULL or one whole number >= 1, e.g. num_comp = 2, not %s."
+  # (was: 1.5 fitted silently a one-dimensional map, "2" a two-dimensional one)
+  expect_error(step(num_comp = 1.5), sprintf(msg, "1.5"), fixed = TRUE)
+  expect_error(step(num_comp = "2"), sprintf(msg, "\"2\""), fixed = TRUE)
+  # (was: "`learner_args$dim` must be a single whole number >= 1.")
+  expect_error(step(num_comp = 0), sprintf(msg, "0"), fixed = TRUE)
+  # a value set later (as tune's finalize does) is checked when prepared
+  rec <- step(num_comp = 2)
+  rec$steps[[1]]$num_comp <- 1.5
+  expect_error(recipes::prep(rec), sprintf(msg, "1.5"), fixed = TRUE)
+  # a whole number, also a double, and tune() are fine
+  rec$steps[[1]]$num_comp <- 1
+  expect_identical(names(recipes::bake(recipes::prep(rec), new_data = NULL)), c("Type", "kmaha_1"))
+  expect_identical(step(num_comp = hardhat::tune())$steps[[1]]$num_comp, quote(tune()))
+})
