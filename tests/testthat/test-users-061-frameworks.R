@@ -188,3 +188,27 @@ test_that("step_kmaha() checks num_comp, rather than truncating it", {
   expect_identical(names(recipes::bake(recipes::prep(rec), new_data = NULL)), c("Type", "kmaha_1"))
   expect_identical(step(num_comp = hardhat::tune())$steps[[1]]$num_comp, quote(tune()))
 })
+
+test_that("kmaha_caret() refuses a grid value it would truncate", {
+  d <- co2()
+  x <- as.matrix(d[, c("conc", "uptake")])
+  # (was: each fitted silently with the value truncated, while caret
+  # reported the grid's value: k = 1.5 scored k = 1, and so on)
+  expect_error(kmaha_caret("nca")$fit(x, d$Type, param = data.frame(dim = 2, k = 1.5)),
+               "`k` must be a single whole number >= 1.", fixed = TRUE)
+  expect_error(kmaha_caret("nca")$fit(x, d$Type, param = data.frame(dim = 1.5, k = 3)),
+               "`dim` must be a single whole number >= 1.", fixed = TRUE)
+  expect_error(kmaha_caret("dne")$fit(x, d$Type, param = data.frame(targets = 2.5, k = 3)),
+               "`targets` must be a single whole number >= 1.", fixed = TRUE)
+  expect_error(kmaha_caret("kdne")$fit(x, d$Type, param = data.frame(sigma = 1, targets = 3, k = 2.5)),
+               "`k` must be a single whole number >= 1.", fixed = TRUE)
+  expect_error(kmaha_caret("mlkr")$fit(x[, 1, drop = FALSE], d$uptake, param = data.frame(k = 2.5)),
+               "`k` must be a single whole number >= 1.", fixed = TRUE)
+  # as a submodel (predict() of another k) it was already an error
+  m <- kmaha_caret("nca")
+  fit <- m$fit(x, d$Type, param = data.frame(dim = 2, k = 3))
+  expect_error(m$predict(fit, x[1:3, ], submodels = data.frame(k = 2.5)),
+               "`k` must be a single whole number >= 1.", fixed = TRUE)
+  # whole numbers stored as doubles (caret's grids) are fine
+  expect_identical(fit$caret_k, 3L)
+})
