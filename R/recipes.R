@@ -245,6 +245,9 @@ step_kmaha_check_na <- function(x, y, y_name) {
 bake.step_kmaha <- function(object, new_data, ...) {
   if (!length(object$columns)) return(new_data)
   recipes::check_new_data(object$columns, object, new_data)
+  # (predict()'s own check would name its `newdata` and the formula
+  # interface)
+  recipes::check_type(new_data[, object$columns], quant = TRUE)
   z <- stats::predict(object$object, as.data.frame(new_data[, object$columns]),
                       type = "transform")
   z <- as.data.frame(unname(z))

@@ -212,3 +212,23 @@ test_that("kmaha_caret() refuses a grid value it would truncate", {
   # whole numbers stored as doubles (caret's grids) are fine
   expect_identical(fit$caret_k, 3L)
 })
+
+test_that("bake() of new data whose embedded column is not numeric says so in recipes' terms", {
+  skip_without("recipes")
+  d <- co2()[, c("Type", "conc", "uptake")]
+  prepped <- recipes::prep(step_kmaha(recipes::recipe(Type ~ ., data = d),
+                                      recipes::all_numeric_predictors(), learner = "nca",
+                                      kernel = "linear", seed = 1))
+  nd <- d[1:3, ]
+  nd$uptake <- factor(nd$uptake)
+  # (was: "`newdata` must have numeric columns only; ... or use the formula
+  # interface", naming predict()'s argument and an interface a recipe
+  # does not have)
+  err <- tryCatch(recipes::bake(prepped, new_data = nd), error = conditionMessage)
+  expect_match(err, "All columns selected for the step should be numeric", fixed = TRUE)
+  expect_match(err, "1 factor variable found: `uptake`", fixed = TRUE)
+  expect_no_match(err, "newdata", fixed = TRUE)
+  # numeric new data, integer columns too, bake as before
+  nd$uptake <- as.integer(round(d$uptake[1:3]))
+  expect_identical(dim(recipes::bake(prepped, new_data = nd)), c(3L, 3L))
+})
