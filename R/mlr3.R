@@ -40,18 +40,17 @@
 #' `k` unless kmaha() chooses by cross-validation, whose fold scores use
 #' `k`: the kernel (`kernel = "auto"`, the default, or `"cv"`) or the
 #' learner (`learner = "auto"`, the default, also with a kernel given).
-#' mlr3 itself trains
-#' once per configuration (\pkg{mlr3tuning} tunes every configuration by
-#' its own resampling), so the learner remembers its last fits: training
-#' on the same rows with the same parameters apart from `k` reuses a fit
-#' whose metric does not depend on `k`, and only the kNN vote is redone.
+#' mlr3 itself trains once per configuration (\pkg{mlr3tuning} tunes every
+#' configuration by its own resampling), so the learner remembers its last
+#' fits: training on the same rows with the same parameters apart from `k`
+#' reuses a fit whose metric does not depend on `k`, and only the kNN vote
+#' is redone.
 #' Tuning `k` over 4 values with 3-fold cross-validation thus fits 3
 #' models, not 12, with a named learner and a fixed kernel or `sigma`; a
 #' kernel or learner chosen by cross-validation is chosen again for every
-#' `k`, so that every result is
-#' the model `kmaha(x, y, k = k, ...)` of the training rows. For the same
-#' reason, predicting with another `k` than the model was trained with is
-#' an error for such a model (train it again). The memory belongs to the
+#' `k`, so that every result is the model `kmaha(x, y, k = k, ...)` of the
+#' training rows. For the same reason, predicting with another `k` than the
+#' model was trained with is an error for such a model (train it again). The memory belongs to the
 #' learner object (and its clones), keeps the most recently used fits up
 #' to `getOption("kmaha.mlr3_cache", 256)` MB in all, and lives in the R
 #' session (parallel workers keep their own); set the option to 0 to fit
