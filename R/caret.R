@@ -136,15 +136,20 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
       warning(sprintf("kmaha_caret(\"%s\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
                       method), call. = FALSE)
     }
-    x <- as.matrix(x)
+    # (a data frame with a factor column: an error naming the column, not
+    # the character matrix as.matrix() would make of it)
+    x <- check_x(x, "x")
     args <- utils::modifyList(fixed, list(...))
+    # the grid's whole numbers, checked (as.integer() would truncate 1.5
+    # to 1 while caret reports the grid's 1.5), named as in the grid
+    k <- check_count(param$k, "k")
     # the tuned learner option
     tuned <- if (!is.null(tune$param)) {
-      stats::setNames(list(as.integer(param[[tune$param]])), tune$option)
+      stats::setNames(list(check_count(param[[tune$param]], tune$param)), tune$option)
     } else list()
     m <- if (!kernelized) {
       # (a regression learner's own `k` is its model's k-NN regression)
-      if (regression) tuned$k <- as.integer(param$k)
+      if (regression) tuned$k <- k
       fun <- sub("\\.default$", "", learner_record(base)$fun)
       call_by_name(get(fun, mode = "function"), fun, c(list(x = x, y = y), tuned, args))
     } else {
@@ -154,11 +159,11 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
       threads <- largs$num_threads
       largs$num_threads <- NULL
       kmaha(x, y, learner = base, kernel = rbf_kernel(param$sigma),
-            k = as.integer(param$k), learner_args = largs, num_threads = threads)
+            k = k, learner_args = largs, num_threads = threads)
     }
     # The kNN k travels with the model (caret stores its own fields in it
     # too): the linear learners' own `k` means target neighbours.
-    m$caret_k <- as.integer(param$k)
+    m$caret_k <- k
     m
   }
 
@@ -272,7 +277,7 @@ caret_auto_model <- function(fixed) {
       warning("kmaha_caret(\"auto\"): case weights (the `weights` of caret::train()) are ignored: kmaha's learners do not use them.",
               call. = FALSE)
     }
-    call_by_name(kmaha, "kmaha", c(list(x = as.matrix(x), y = y),
+    call_by_name(kmaha, "kmaha", c(list(x = check_x(x, "x"), y = y),
                                    utils::modifyList(fixed, list(...))))
   }
   list(label = "kmaha (learner, kernel and k chosen by kmaha)",

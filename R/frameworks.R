@@ -8,6 +8,27 @@
 # fits, multi_predict()): that would be a model nobody fitted.
 metric_uses_k <- function(fit) !is.null(fit$kernel_choice$cv)
 
+# What such a fit chose by its cross-validated votes, for the frameworks'
+# errors: some of "kernel" (several kernel candidates were scored),
+# "learner" (several learners were: learner = "auto", also with a kernel
+# given) and "k" (k was left to the votes).
+cv_choices <- function(fit) {
+  ch <- fit$kernel_choice
+  if (is.null(ch$cv)) return(character())
+  out <- c(if (length(ch$cv$candidates) > 1L) "kernel",
+           if (length(ch$cv$learners) > 1L) "learner",
+           if (isTRUE(ch$k_chosen)) "k")
+  # (one candidate and one learner scored: the kernel choice of "cv" or
+  # "auto" with a single kernel)
+  if (!length(out)) "kernel" else out
+}
+
+# Words in a list: "a", "a and b", "a, b and c".
+and_list <- function(x) {
+  if (length(x) < 2L) return(x)
+  paste(paste(x[-length(x)], collapse = ", "), "and", x[length(x)])
+}
+
 # Calls the fitting function `fun` (named `name` in the recorded call) with
 # the named arguments `args` (the data among them) bound to variables of
 # their own names, so that the model records the call a user would have

@@ -37,18 +37,20 @@
 #'   [kmaha()].
 #'
 #' **Tuning `k` without refitting.** The learned metric does not depend on
-#' `k` unless the kernel is chosen by cross-validation (`kernel = "auto"`,
-#' the default, or `"cv"`), whose fold scores use `k`. mlr3 itself trains
-#' once per configuration (\pkg{mlr3tuning} tunes every configuration by
-#' its own resampling), so the learner remembers its last fits: training
-#' on the same rows with the same parameters apart from `k` reuses a fit
-#' whose metric does not depend on `k`, and only the kNN vote is redone.
+#' `k` unless kmaha() chooses by cross-validation, whose fold scores use
+#' `k`: the kernel (`kernel = "auto"`, the default, or `"cv"`) or the
+#' learner (`learner = "auto"`, the default, also with a kernel given).
+#' mlr3 itself trains once per configuration (\pkg{mlr3tuning} tunes every
+#' configuration by its own resampling), so the learner remembers its last
+#' fits: training on the same rows with the same parameters apart from `k`
+#' reuses a fit whose metric does not depend on `k`, and only the kNN vote
+#' is redone.
 #' Tuning `k` over 4 values with 3-fold cross-validation thus fits 3
-#' models, not 12, with a fixed kernel or `sigma`; a kernel chosen by
-#' cross-validation is chosen again for every `k`, so that every result is
-#' the model `kmaha(x, y, k = k, ...)` of the training rows. For the same
-#' reason, predicting with another `k` than the model was trained with is
-#' an error for such a model (train it again). The memory belongs to the
+#' models, not 12, with a named learner and a fixed kernel or `sigma`; a
+#' kernel or learner chosen by cross-validation is chosen again for every
+#' `k`, so that every result is the model `kmaha(x, y, k = k, ...)` of the
+#' training rows. For the same reason, predicting with another `k` than the
+#' model was trained with is an error for such a model (train it again). The memory belongs to the
 #' learner object (and its clones), keeps the most recently used fits up
 #' to `getOption("kmaha.mlr3_cache", 256)` MB in all, and lives in the R
 #' session (parallel workers keep their own); set the option to 0 to fit
@@ -147,7 +149,7 @@ mlr3_learner_class <- function() {
       .uid = NULL,
       .train = function(task) mlr3_train(self, private$.uid, task),
       .predict = function(task) {
-        k <- mlr3_predict_k(self, "classif.kmaha: this model chose its kernel, learner or k by cross-validated votes of k = %d neighbours")
+        k <- mlr3_predict_k(self, "classif.kmaha")
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         response <- stats::predict(self$model, x, type = "class", k = k)
         if (self$predict_type == "prob") {
@@ -183,7 +185,7 @@ mlr3_regr_learner_class <- function() {
       .uid = NULL,
       .train = function(task) mlr3_train(self, private$.uid, task),
       .predict = function(task) {
-        k <- mlr3_predict_k(self, "regr.kmaha: this model chose its kernel or k by cross-validated predictions with k = %d neighbours")
+        k <- mlr3_predict_k(self, "regr.kmaha")
         x <- as.data.frame(task$data(cols = self$state$feature_names))
         list(response = unname(stats::predict(self$model, x, k = k)))
       }
@@ -203,13 +205,14 @@ mlr3_train <- function(learner, uid, task) {
 
 # The k a prediction of classif.kmaha or regr.kmaha uses: the parameter `k`,
 # else the model's.  A model whose metric was chosen with its own k predicts
-# with no other: `chose` (a format with the model's k) says how it chose,
-# for the error.
-mlr3_predict_k <- function(learner, chose) {
+# with no other (`id`: the learner's, for the error).
+mlr3_predict_k <- function(learner, id) {
   model <- learner$model
   k <- learner$param_set$get_values(tags = "predict")[["k"]] %||% model$k
   if (metric_uses_k(model) && !identical(as.integer(k), as.integer(model$k))) {
-    stopf(paste0(chose, ", so it does not predict with k = %d; train it again with k = %d."),
+    stopf("%s: this model chose its %s by cross-validated %s of k = %d neighbours, so it does not predict with k = %d; train it again with k = %d.",
+          id, and_list(cv_choices(model)),
+          if (inherits(model, "kmaha_regression")) "predictions" else "votes",
           model$k, as.integer(k), as.integer(k))
   }
   k

@@ -21,9 +21,10 @@
 #'   candidate-by-fold fits of the first are kept in the session and taken
 #'   by the others, which then cost their screen and final fit (see Reuse
 #'   in [score_candidates()]; the results are those of separate fits). For
-#'   a fit whose kernel was given (no choice by cross-validation),
-#'   [parsnip::multi_predict()] predicts several values of `neighbors` from
-#'   the one fit.
+#'   a fit whose kernel and learner were given (nothing chosen by
+#'   cross-validation: the default `learner = "auto"` is chosen that way
+#'   also with a kernel given), [parsnip::multi_predict()] predicts several
+#'   values of `neighbors` from the one fit.
 #' * `weight_func` and `dist_power`: kmaha's vote gives the `k` neighbours
 #'   equal weights (parsnip's `weight_func = "rectangular"`) and measures
 #'   Euclidean distance in the learned metric (`dist_power = 2`). Those
@@ -50,11 +51,12 @@
 #' `extract_fit_engine(fit)`.
 #'
 #' `kmaha_parsnip_fit()` is the function parsnip calls to fit the engine
-#' (`fit()` of the model specification): it checks `weight_func` and
-#' `dist_power`, then returns [kmaha()]`(x, y, ...)`.
+#' (`fit()` of the model specification): it checks `neighbors` (as `k`),
+#' `weight_func` and `dist_power`, then returns [kmaha()]`(x, y, ...)`.
 #'
 #' @param x,y,... For `kmaha_parsnip_fit()`: the predictors, the outcome and
-#'   further arguments of [kmaha()], as parsnip passes them.
+#'   further arguments of [kmaha()], as parsnip passes them (the model's
+#'   `neighbors` as `k`).
 #' @param weight_func,dist_power For `kmaha_parsnip_fit()`: the model's
 #'   arguments of these names (`NULL` when not set): `"rectangular"` and 2,
 #'   what kmaha does, or an error.
@@ -88,6 +90,20 @@ NULL
 #' @rdname kmaha_parsnip
 #' @export
 kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) {
+  # the model's `neighbors`, which parsnip passes as kmaha()'s `k` (among
+  # `...`, so that the fit's call shows its value): checked here, so that
+  # an error names what the user set
+  k <- list(...)[["k"]]
+  if (!is.null(k)) {
+    if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != round(k) || k < 1) {
+      stopf("The kmaha engine's `neighbors` must be a single whole number >= 1, not %s.",
+            deparse1(k))
+    }
+    if (k > NROW(x) - 1L) {
+      stopf("The kmaha engine's `neighbors` (%d) must be smaller than the number of training rows (%d).",
+            as.integer(k), NROW(x))
+    }
+  }
   if (is.numeric(y) && !is.null(weight_func) && !identical(weight_func, "inv")) {
     # regression mode: kmaha's k-NN regression weights the neighbours by
     # 1 / distance (parsnip's "inv")
@@ -199,10 +215,29 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
   if (is.null(neighbors)) {
     neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% object$fit$k
   }
+  if (!is.numeric(neighbors) || !length(neighbors) || anyNA(neighbors) ||
+      any(!is.finite(neighbors)) || any(neighbors != round(neighbors)) || any(neighbors < 1)) {
+    stopf("multi_predict() for the kmaha engine: `neighbors` must be whole numbers >= 1, not %s.",
+          deparse1(neighbors))
+  }
+  # new data may have every training row among its neighbours
+  n_train <- nrow(object$fit$embedding)
+  if (any(neighbors > n_train)) {
+    stopf("multi_predict() for the kmaha engine: `neighbors` (%d) must not exceed the number of training rows (%d).",
+          as.integer(max(neighbors)), n_train)
+  }
   neighbors <- sort(unique(as.integer(neighbors)))
   if (metric_uses_k(object$fit) && !all(neighbors == object$fit$k)) {
-    stopf("multi_predict(): this kmaha fit chose its kernel by cross-validated votes of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does), or give the engine a kernel (set_engine(\"kmaha\", kernel = rbf_kernel(1))).",
-          object$fit$k)
+    chose <- cv_choices(object$fit)
+    # the engine arguments that fix what was chosen
+    give <- intersect(c("kernel", "learner"), chose)
+    example <- c(kernel = "kernel = rbf_kernel(1)",
+                 learner = if (regression) "learner = \"mlkr\"" else "learner = \"nca\"")[give]
+    stopf("multi_predict(): this kmaha fit chose its %s by cross-validated %s of k = %d neighbours, so its metric is not the one of another `neighbors`; fit the model again with each value (tune_grid() does)%s%s.",
+          and_list(chose), if (regression) "predictions" else "votes", object$fit$k,
+          if (length(give)) sprintf(", or give the engine %s: set_engine(\"kmaha\", %s)",
+                                    and_list(paste("a", give)), paste(example, collapse = ", ")) else "",
+          if ("k" %in% chose) if (length(give)) ", and set `neighbors`" else ", or set `neighbors`" else "")
   }
   long <- do.call(rbind, lapply(neighbors, function(k) {
     p <- stats::predict(object, new_data = new_data, type = "raw",
@@ -215,7 +250,8 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
       p <- as.data.frame(p, optional = TRUE)
       stats::setNames(p, paste0(".pred_", names(p)))
     }
-    cbind(data.frame(.row = seq_len(nrow(p)), neighbors = k), p)
+    # (rep(): no rows of new data give no rows)
+    cbind(data.frame(.row = seq_len(nrow(p)), neighbors = rep(k, nrow(p))), p)
   }))
   long <- long[order(long$.row, long$neighbors), , drop = FALSE]
   rows <- split(tibble::as_tibble(long[, -1L, drop = FALSE]), long$.row)

@@ -27,7 +27,8 @@
 #' dials::num_comp(c(1, 10)))`, then `tune_grid(wf, ..., param_info =
 #' params)`; or give the `grid` yourself. Until the step is tuned,
 #' [print()] and `tidy()` show such arguments as `tune()`. Case weights
-#' are not used.
+#' are not used. When the selectors match no column, the step does
+#' nothing (as recipes' own steps do) and `tidy()` has no rows.
 #'
 #' Missing values in the selected predictors are an error when the recipe
 #' is prepared: impute them in an earlier step (e.g.
@@ -50,8 +51,8 @@
 #'   function; `kernel`
 #'   is a kernel object or a kernel choice such as `"align"` or `"cv"`
 #'   (`NULL`: kmaha()'s default).
-#' @param num_comp `NULL` or the output dimension: passed to the learner as
-#'   `learner_args$dim`.
+#' @param num_comp `NULL` or the output dimension, a whole number >= 1:
+#'   passed to the learner as `learner_args$dim`.
 #' @param sigma `NULL`, or a bandwidth: the kernel is then
 #'   `rbf_kernel(sigma)`, replacing `kernel` (for tuning the kernel).
 #' @param options A named list of further arguments of [kmaha()], e.g.
@@ -103,6 +104,7 @@ step_kmaha <- function(recipe, ..., role = "predictor", trained = FALSE,
   if (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed)) {
     stopf("step_kmaha(): `seed` must be one number, e.g. seed = 1.")
   }
+  check_step_num_comp(num_comp)
   if (!is.character(prefix) || length(prefix) != 1L || !nzchar(prefix)) {
     stopf("step_kmaha(): `prefix` must be one non-empty string, e.g. \"kmaha_\".")
   }
@@ -125,6 +127,19 @@ step_kmaha_new <- function(terms, role, trained, outcome, learner, kernel,
                 learner_args = learner_args, options = options, seed = seed,
                 prefix = prefix, keep_original_cols = keep_original_cols,
                 object = object, columns = columns, skip = skip, id = id)
+}
+
+# `num_comp` of a step_kmaha(): NULL, a tune() placeholder or the output
+# dimension (checked when the step is made, and when it is prepared, as
+# tune's finalize sets it without the constructor).
+check_step_num_comp <- function(num_comp) {
+  if (is.null(num_comp) || is_tune_call(num_comp)) return(invisible(num_comp))
+  if (!is.numeric(num_comp) || length(num_comp) != 1L || !is.finite(num_comp) ||
+      num_comp != round(num_comp) || num_comp < 1) {
+    stopf("step_kmaha(): `num_comp` (the output dimension) must be NULL or one whole number >= 1, e.g. num_comp = 2, not %s.",
+          deparse1(num_comp))
+  }
+  invisible(num_comp)
 }
 
 # The outcome column of a step_kmaha(): the recipe's single outcome, a name,
@@ -171,7 +186,17 @@ with_kmaha_seed <- function(seed, expr) {
 
 #' @exportS3Method recipes::prep
 prep.step_kmaha <- function(x, training, info = NULL, ...) {
+  check_step_num_comp(x$num_comp)
   columns <- recipes::recipes_eval_select(x$terms, training, info)
+  if (!length(columns)) {
+    # nothing selected: the step does nothing, as recipes' own steps do
+    # (a selector such as all_numeric_predictors() may match no column
+    # of some data)
+    x$trained <- TRUE
+    x$columns <- character()
+    x$keep_original_cols <- isTRUE(x$keep_original_cols)
+    return(x)
+  }
   recipes::check_type(training[, columns], quant = TRUE)
   y_name <- step_kmaha_outcome(x$outcome, training, info)
   if (y_name %in% columns) {
@@ -218,7 +243,11 @@ step_kmaha_check_na <- function(x, y, y_name) {
 
 #' @exportS3Method recipes::bake
 bake.step_kmaha <- function(object, new_data, ...) {
+  if (!length(object$columns)) return(new_data)
   recipes::check_new_data(object$columns, object, new_data)
+  # (predict()'s own check would name its `newdata` and the formula
+  # interface)
+  recipes::check_type(new_data[, object$columns], quant = TRUE)
   z <- stats::predict(object$object, as.data.frame(new_data[, object$columns]),
                       type = "transform")
   z <- as.data.frame(unname(z))

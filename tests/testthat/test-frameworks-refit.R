@@ -101,7 +101,7 @@ test_that("mlr3's resampled predictions are those of kmaha() fitted on the folds
   l$train(task, row_ids = cv$train_set(1))
   l$param_set$values$k <- 1
   expect_error(l$predict(task, row_ids = cv$test_set(1)),
-               "this model chose its kernel, learner or k by cross-validated votes of k = 10 neighbours, so it does not predict with k = 1; train it again with k = 1.",
+               "this model chose its kernel and learner by cross-validated votes of k = 10 neighbours, so it does not predict with k = 1; train it again with k = 1.",
                fixed = TRUE)
 })
 
