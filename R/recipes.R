@@ -70,7 +70,10 @@
 #' @param id A unique identifier of the step.
 #' @return The recipe with the step added. When trained, `tidy()` returns one
 #'   row per embedded predictor (`terms`) with the `learner`, the `kernel`
-#'   and the step's `id`.
+#'   and the step's `id`; where the fit chose by cross-validation, the
+#'   learner and pipeline it chose (e.g. `"RBF sigma = 5"`, `"linear (no
+#'   kernel)"`, or learner `"euclidean"` and `"Euclidean (no metric
+#'   learning)"`), as `print()` of the trained recipe does.
 #' @seealso [kmaha()]; the parsnip engine `nearest_neighbor(engine =
 #'   "kmaha")` ([kmaha_parsnip]).
 #' @examplesIf requireNamespace("recipes", quietly = TRUE)
@@ -269,8 +272,12 @@ print.step_kmaha <- function(x, width = max(20, options()$width - 35), ...) {
 }
 
 # (NULL: the default, "nca", or "mlkr" for a step trained on a numeric
-# outcome, `object` its fit)
+# outcome, `object` its fit).  A trained step whose fit chose by
+# cross-validation says what it chose (e.g. "euclidean" when Euclidean k-NN
+# won, or the learner of learner = "auto").
 step_kmaha_learner_label <- function(learner, object = NULL) {
+  cv <- object$kernel_choice$cv
+  if (!is.null(cv)) return(cv$curve$learner[cv$best])
   if (is.null(learner)) return(if (inherits(object, "kmaha_regression"))
     builtin_learners("regression")[1] else "nca")
   if (is_tune_call(learner)) return("tune()")
@@ -279,7 +286,12 @@ step_kmaha_learner_label <- function(learner, object = NULL) {
 
 # TRUE for a placeholder `tune()` (or `tune("id")`) of a tunable argument.
 is_tune_call <- function(x) is.call(x) && identical(x[[1L]], quote(tune))
+# A trained step whose fit chose by cross-validation names the pipeline
+# chosen ("RBF sigma = 5", "linear (no kernel)", "Euclidean (no metric
+# learning)", ...), else the kernel asked for.
 step_kmaha_kernel_label <- function(x) {
+  cv <- x$object$kernel_choice$cv
+  if (isTRUE(x$trained) && !is.null(cv)) return(cv$curve$label[cv$best])
   if (is_tune_call(x$sigma)) return("rbf sigma = tune()")
   if (!is.null(x$sigma)) return(sprintf("rbf sigma = %s", format(x$sigma)))
   if (is.null(x$kernel)) return("default kernel")

@@ -155,4 +155,13 @@ test_that("without kernel or sigma the step uses kmaha()'s default kernel choice
   expect_equal(unname(as.matrix(baked[, -1])),
                unname(predict(direct, s$test[, 1:4], type = "transform")))
   expect_match(printed_text(rec), "kmaha embedding \\(dne, default kernel\\)")
+  # trained, print() and tidy() name what the cross-validation chose (was:
+  # "default kernel" still), as the fit's own scores say
+  prepped <- recipes::prep(rec)
+  cv <- direct$kernel_choice$cv
+  chosen <- cv$curve$label[cv$best]
+  expect_identical(unique(recipes::tidy(prepped, number = 1)$kernel), chosen)
+  expect_identical(unique(recipes::tidy(prepped, number = 1)$learner), cv$curve$learner[cv$best])
+  expect_match(printed_text(prepped),
+               sprintf("kmaha embedding (%s, %s)", cv$curve$learner[cv$best], chosen), fixed = TRUE)
 })
