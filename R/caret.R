@@ -170,7 +170,7 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
   # `submodels`: the other values of k for the same fit (see `loop`); the
   # result is then a list, the fitted k's predictions first.
   predict_k <- function(modelFit, newdata, submodels, one) {
-    newdata <- as.matrix(newdata)
+    newdata <- caret_newdata(newdata)
     first <- one(modelFit, newdata, modelFit$caret_k)
     if (is.null(submodels)) return(first)
     if (metric_uses_k(modelFit)) {
@@ -290,14 +290,22 @@ caret_auto_model <- function(fixed) {
        fit = fit,
        predict = function(modelFit, newdata, preProc = NULL, submodels = NULL) {
          if (inherits(modelFit, "kmaha_regression")) {
-           return(unname(stats::predict(modelFit, as.matrix(newdata))))
+           return(unname(stats::predict(modelFit, caret_newdata(newdata))))
          }
-         as.character(stats::predict(modelFit, as.matrix(newdata), type = "class"))
+         as.character(stats::predict(modelFit, caret_newdata(newdata), type = "class"))
        },
        prob = function(modelFit, newdata, preProc = NULL, submodels = NULL) {
-         as.data.frame(stats::predict(modelFit, as.matrix(newdata), type = "prob"))
+         as.data.frame(stats::predict(modelFit, caret_newdata(newdata), type = "prob"))
        },
        sort = function(x) x,
        levels = function(x) levels(x$y),
        loop = NULL)
+}
+
+# caret's new data (a data frame or matrix) as the numeric matrix the model
+# predicts from: a factor or text column is an error naming it, as at fit
+# time (as.matrix() made a character matrix of it, and the error then
+# advised as.numeric()); missing values stay, for NA predictions.
+caret_newdata <- function(newdata) {
+  check_x(newdata, "newdata", allow_na = TRUE, allow_empty = TRUE)
 }

@@ -88,6 +88,19 @@ test_that("kmaha_caret() on a data frame with a factor names the column, not a c
   direct <- nca(as.matrix(x[, -1]), d$Type, dim = 2L)
   expect_identical(m$predict(fit, x[1:5, -1]),
                    as.character(predict(direct, as.matrix(x[1:5, -1]), k = 3)))
+  # predicting from new data with a factor column names it too (was: "`newdata`
+  # must be numeric, not a character matrix ... as.numeric()"), for classes,
+  # probabilities and the "auto" model; missing values still give NA
+  nd <- x[1:5, c("Treatment", "uptake")]
+  names(nd) <- c("conc", "uptake")
+  bad <- "`newdata` must have numeric columns only; column 'conc' is factor"
+  expect_error(m$predict(fit, nd), bad, fixed = TRUE)
+  expect_error(m$prob(fit, nd), bad, fixed = TRUE)
+  fa <- ma$fit(x[, -1], d$Type, param = data.frame(parameter = "none"))
+  expect_error(ma$predict(fa, nd), bad, fixed = TRUE)
+  na_row <- x[1:3, -1]
+  na_row$conc[2] <- NA
+  expect_identical(is.na(m$predict(fit, na_row)), c(FALSE, TRUE, FALSE))
 })
 
 test_that("the parsnip engine names `neighbors`, its own argument, in errors about k", {
