@@ -127,7 +127,9 @@ kmaha_caret <- function(method = c("nca", "lmnn", "dne", "knca", "klmnn", "kdne"
       dim = unique(c(D, max(1L, D %/% 2L)))[seq_len(min(len, 2L))],
       k = ks,
       targets = c(3L, 1L, 5L)[seq_len(min(len, 3L))],
-      sigma = sig[pmin(length(sig), pmax(1L, centre + seq(-(len %/% 2L), length.out = len)))])
+      # `len` neighbouring widths around sigma = 1, the window moved inside
+      # the grid at its ends (at most all 21: no width twice)
+      sigma = sig[sigma_window(centre, len, length(sig))])
     expand.grid(vals[params], KEEP.OUT.ATTRS = FALSE)
   }
 
@@ -308,4 +310,12 @@ caret_auto_model <- function(fixed) {
 # advised as.numeric()); missing values stay, for NA predictions.
 caret_newdata <- function(newdata) {
   check_x(newdata, "newdata", allow_na = TRUE, allow_empty = TRUE)
+}
+
+# The indices of `len` consecutive widths of a grid of `n`, centred at
+# `centre` where the grid allows, else moved inside it (all n when len > n).
+sigma_window <- function(centre, len, n) {
+  m <- min(len, n)
+  first <- min(max(1L, centre - len %/% 2L), n - m + 1L)
+  seq(first, length.out = m)
 }

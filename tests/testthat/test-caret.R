@@ -51,6 +51,19 @@ test_that("default grids have the model's parameters", {
     gr <- m$grid(x, iris$Species, len = 3, search = "random")
     expect_setequal(names(gr), m$parameters$parameter)
   }
+  # a long grid (caret's tuneLength) has no row twice: len consecutive
+  # widths of the paper's grid around sigma = 1, inside the grid at its
+  # ends (was: widths clipped at the ends, repeated from len = 18 on)
+  sig <- paper_sigmas()
+  for (len in c(3L, 10L, 18L, 25L)) {
+    g <- kmaha_caret("knca")$grid(x, iris$Species, len = len)
+    expect_identical(anyDuplicated(g), 0L)
+    s <- sort(unique(g$sigma))
+    expect_identical(length(s), min(len, length(sig)))
+    idx <- match(s, sig)
+    expect_identical(idx, seq(idx[1], length.out = length(idx)))
+    expect_true(1 %in% s)
+  }
   expect_error(kmaha_caret("svm"),
                "`method` must be one of \"nca\", \"lmnn\", \"dne\", \"knca\", \"klmnn\", \"kdne\", \"mlkr\", \"kmlkr\", \"auto\".",
                fixed = TRUE)
