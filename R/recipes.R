@@ -332,6 +332,12 @@ required_pkgs.step_kmaha <- function(x, ...) "kmaha"
 #' [step_kmaha()] and of the parsnip engine `"kmaha"`, so that
 #' `learner = tune()` draws from `values` in a grid.
 #'
+#' The default values are the paper's three classifiers, so a grid from it
+#' serves classification only: with a numeric outcome each of them is an
+#' error (kmaha's one regression learner is MLKR; `"auto"` and `"mlkr"` are
+#' the choices there, give them with
+#' `update(parameters, learner = metric_learner(c("auto", "mlkr")))`).
+#'
 #' @param values The learners to choose from (names understood by
 #'   [kmaha()]).
 #' @return A `qual_param` object of \pkg{dials}.
