@@ -47,11 +47,14 @@ model_data <- function(call, env, row_ids = FALSE) {
   stop_bad_column(mf[-1L], "data", formula = TRUE)
   y <- stats::model.response(mf)
   x <- stats::model.matrix(terms, mf)
+  # the contrasts used (subsetting drops the attribute): predict() codes
+  # new factors with them, whatever the session's options(contrasts =)
+  contrasts <- attr(x, "contrasts")
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   if (ncol(x) == 0L) stopf("`formula` selects no predictors.")
   list(x = x, y = y, terms = terms,
        xlevels = stats::.getXlevels(terms, mf),
-       contrasts = attr(x, "contrasts"),
+       contrasts = contrasts,
        na.action = attr(mf, "na.action"), rows = rows, n_data = n_data)
 }
 

@@ -1,0 +1,39 @@
+# What a demanding user of the core API (kmaha(), the learners, kpca(),
+# the formula interface, predict() and the model methods) found on data no
+# other test uses (warpbreaks, esoph, ChickWeight, faithful, USArrests):
+# each test failed before its fix.
+
+test_that("predict() of a formula fit uses the contrasts of the fit, not the session's", {
+  old <- options(contrasts = c("contr.sum", "contr.poly"))
+  fit <- nca(tension ~ breaks + wool, data = warpbreaks)
+  expected <- predict(fit, warpbreaks, type = "transform")
+  options(old)
+  expect_identical(fit$contrasts, list(wool = "contr.sum"))
+  # (was: "`newdata` lacks column(s) used in training: 'wool1'.")
+  expect_identical(predict(fit, warpbreaks, type = "transform"), expected)
+  # contr.helmert names its column wool1 too: the same names, other numbers
+  options(contrasts = c("contr.helmert", "contr.poly"))
+  got <- predict(fit, warpbreaks, type = "transform")
+  options(old)
+  expect_identical(got, expected)
+  # the same through a saved model
+  f <- tempfile(fileext = ".rds")
+  on.exit(unlink(f), add = TRUE)
+  saveRDS(fit, f)
+  expect_identical(predict(readRDS(f), warpbreaks, type = "transform"), expected)
+})
+
+test_that("an ordered factor predictor may come as a plain factor or text at predict time", {
+  d <- esoph[, c("agegp", "alcgp", "ncontrols")]
+  d$case <- factor(esoph$ncases > 1, labels = c("few", "many"))
+  fit <- kmaha(case ~ alcgp + ncontrols, data = d, learner = "nca", kernel = "linear")
+  expected <- predict(fit, d, type = "prob")
+  plain <- d
+  plain$alcgp <- factor(as.character(d$alcgp))
+  # (was: "`newdata` lacks column(s) used in training: 'alcgp.L', 'alcgp.Q', 'alcgp.C'.")
+  expect_identical(predict(fit, plain, type = "prob"), expected)
+  text <- d
+  text$alcgp <- as.character(d$alcgp)
+  expect_identical(predict(fit, text, type = "prob"), expected)
+})
+
