@@ -210,7 +210,7 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
     stopf("`%s` lacks column(s) used in training: %s.", arg,
           paste(sQuote(miss, FALSE), collapse = ", "))
   }
-  check_newdata_types(newdata, object$terms, arg)
+  newdata <- check_newdata_types(newdata, object$terms, arg)
   for (v in names(object$xlevels)) {
     if (v %in% names(newdata)) {
       new_lev <- setdiff(unique(as.character(newdata[[v]])), c(object$xlevels[[v]], NA))
@@ -229,9 +229,12 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
 
 # A column of newdata that is present but of another type than in training
 # (numbers that arrived as text, a factor where numbers were used, ...).
+# Returns newdata, with TRUE/FALSE where the model was trained on numbers
+# turned into 1/0 (model.matrix() would code them as a column `vTRUE`);
+# numbers where it was trained on TRUE/FALSE are an error, as in lm.
 check_newdata_types <- function(newdata, terms, arg = "newdata") {
   cls <- attr(terms, "dataClasses")
-  if (is.null(cls)) return(invisible(NULL))
+  if (is.null(cls)) return(newdata)
   for (v in intersect(names(cls), names(newdata))) {
     if (identical(v, names(cls)[1L]) && attr(terms, "response") == 1L) next
     col <- newdata[[v]]
@@ -240,6 +243,14 @@ check_newdata_types <- function(newdata, terms, arg = "newdata") {
       if (is.factor(col)) "factor" else if (is.character(col)) "character" else class(col)[1]
     numeric_want <- want %in% c("numeric", "logical")
     numeric_got <- got %in% c("numeric", "logical")
+    if (want == "logical" && got == "numeric") {
+      stopf("`%s` column %s is numeric, but the model was trained on TRUE/FALSE there; convert it (e.g. as.logical(%s$%s)) before predicting.",
+            arg, sQuote(v, FALSE), arg, v)
+    }
+    if (want == "numeric" && got == "logical") {
+      newdata[[v]] <- as.numeric(col)
+      next
+    }
     if (numeric_want && !numeric_got) {
       stopf("`%s` column %s is %s, but the model was trained on numbers there; convert it (e.g. as.numeric(%s$%s)) before predicting.",
             arg, sQuote(v, FALSE), got, arg, v)
@@ -249,5 +260,5 @@ check_newdata_types <- function(newdata, terms, arg = "newdata") {
             arg, sQuote(v, FALSE), got)
     }
   }
-  invisible(NULL)
+  newdata
 }

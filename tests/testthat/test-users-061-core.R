@@ -37,3 +37,22 @@ test_that("an ordered factor predictor may come as a plain factor or text at pre
   expect_identical(predict(fit, text, type = "prob"), expected)
 })
 
+test_that("a logical predictor given as 0/1 numbers, or numbers given as logical, at predict time", {
+  d <- warpbreaks
+  d$woolA <- d$wool == "A"
+  fit <- nca(tension ~ breaks + woolA, data = d)
+  bad <- d
+  bad$woolA <- as.numeric(bad$woolA)
+  # (was: "`newdata` lacks column(s) used in training: 'woolATRUE'.")
+  expect_error(predict(fit, bad),
+               "`newdata` column 'woolA' is numeric, but the model was trained on TRUE/FALSE there; convert it (e.g. as.logical(newdata$woolA)) before predicting.",
+               fixed = TRUE)
+  # numbers in training, TRUE/FALSE (their values 1/0) in newdata
+  d$woolA <- as.numeric(d$woolA)
+  fit2 <- nca(tension ~ breaks + woolA, data = d)
+  lg <- d
+  lg$woolA <- lg$woolA == 1
+  # (was: "`newdata` lacks column(s) used in training: 'woolA'.")
+  expect_identical(predict(fit2, lg, type = "prob"), predict(fit2, d, type = "prob"))
+})
+
