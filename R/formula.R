@@ -45,6 +45,7 @@ model_data <- function(call, env, row_ids = FALSE) {
     if (is.factor(mf[[j]])) mf[[j]] <- droplevels(mf[[j]])
   }
   stop_bad_column(mf[-1L], "data", formula = TRUE)
+  stop_single_level(mf[-1L])
   y <- stats::model.response(mf)
   x <- stats::model.matrix(terms, mf)
   # the contrasts used (subsetting drops the attribute): predict() codes
@@ -56,6 +57,23 @@ model_data <- function(call, env, row_ids = FALSE) {
        xlevels = stats::.getXlevels(terms, mf),
        contrasts = contrasts,
        na.action = attr(mf, "na.action"), rows = rows, n_data = n_data)
+}
+
+# A factor (or text) predictor with one level among the rows the model
+# frame keeps is constant, as a constant numeric column is (an error at the
+# scaling step): say so by its name, rather than model.matrix()'s "contrasts
+# can be applied only to factors with 2 or more levels".
+stop_single_level <- function(mf) {
+  for (v in names(mf)) {
+    col <- mf[[v]]
+    if (!(is.factor(col) || is.character(col))) next
+    lev <- unique(as.character(col[!is.na(col)]))
+    if (length(lev) == 1L) {
+      stopf("`data` column %s has a single level (%s) in the rows used (after `subset` and `na.action`): a constant predictor carries no distance information. Remove it from the formula.",
+            sQuote(v, FALSE), sQuote(lev, FALSE))
+    }
+  }
+  invisible(NULL)
 }
 
 # Options that name rows of the data: `pairs` (a two-column matrix of row

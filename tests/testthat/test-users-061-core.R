@@ -56,3 +56,18 @@ test_that("a logical predictor given as 0/1 numbers, or numbers given as logical
   expect_identical(predict(fit2, lg, type = "prob"), predict(fit2, d, type = "prob"))
 })
 
+test_that("a factor predictor with a single level in the rows used is a clear error", {
+  cw <- as.data.frame(ChickWeight)
+  cw <- cw[cw$Diet == "1" & cw$Time <= 10, ]
+  # (was: "contrasts can be applied only to factors with 2 or more levels")
+  expect_error(kmaha(weight ~ Time + Diet, data = cw),
+               "`data` column 'Diet' has a single level ('1') in the rows used (after `subset` and `na.action`): a constant predictor carries no distance information. Remove it from the formula.",
+               fixed = TRUE)
+  cw$who <- "chick"
+  expect_error(mlkr(weight ~ Time + who, data = cw),
+               "`data` column 'who' has a single level ('chick')", fixed = TRUE)
+  # the rows `subset` keeps decide
+  expect_error(nca(tension ~ breaks + wool, data = warpbreaks, subset = wool == "A"),
+               "`data` column 'wool' has a single level ('A')", fixed = TRUE)
+})
+
