@@ -71,3 +71,17 @@ test_that("a factor predictor with a single level in the rows used is a clear er
                "`data` column 'wool' has a single level ('A')", fixed = TRUE)
 })
 
+test_that("glance() and augment() of a regression return tibbles, as for every other model", {
+  skip_without("tibble")
+  fit <- kmaha(eruptions ~ waiting, data = faithful[1:120, ], seed = 1)
+  # (was: a plain data.frame)
+  expect_s3_class(glance(fit), "tbl_df")
+  expect_s3_class(augment(fit), "tbl_df")
+  a <- augment(fit, newdata = faithful[121:125, ])
+  expect_s3_class(a, "tbl_df")
+  # row names that are not 1..n become `.rownames`, as for classifiers
+  expect_identical(a$.rownames, as.character(121:125))
+  expect_equal(a$.fitted, unname(predict(fit, faithful[121:125, ])))
+  expect_identical(glance(fit)$loo_rmse, fit$loo_rmse)
+})
+
