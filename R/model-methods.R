@@ -847,32 +847,36 @@ summary.kmaha_regression <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_regression <- function(x, ...) {
-  cat(x$title, "\n", sep = "")
+  # Every line of prose wraps at getOption("width"), as for classifiers.
+  cat(wrap_lines(x$title, indent = "  ", first = ""))
   if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
   if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
     cat(wrap_lines("Candidates (cross-validated RMSE, lower is better):", first = ""))
     print_candidates(x$candidates)
   }
-  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
-              x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
-  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  cat(wrap_lines(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d",
+                         x$n, x$n_features, x$coords, x$dim[1], x$dim[2]),
+                 indent = "  ", first = ""))
+  if (!is.null(x$rank_note)) cat(wrap_lines(sprintf("(%s)", x$rank_note), indent = "   ", first = "  "))
   cat("Response (quantiles):\n")
   print(x$response)
   if (length(x$settings)) {
-    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
-                            sep = " = ", collapse = ", "), "\n", sep = "")
+    cat(wrap_lines(paste(names(x$settings), vapply(x$settings, format, ""),
+                         sep = " = ", collapse = ", "), indent = "  ", first = "Settings: "))
   }
   if (isTRUE(x$start_scale != 1)) {
-    cat(sprintf("Start: multiplied by %.4g (median squared distance of the mapped training points 1)\n",
-                x$start_scale))
+    cat(wrap_lines(sprintf("multiplied by %.4g (median squared distance of the mapped training points 1)",
+                           x$start_scale), indent = "  ", first = "Start: "))
   }
-  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
+  if (!is.null(x$convergence)) cat(wrap_lines(x$convergence, indent = "  ", first = "Optimizer: "))
   if (!is.null(x$objective)) {
     cat(sprintf("Objective: %.6g\n", x$objective))
-    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+    if (!is.null(x$objective_meaning)) {
+      cat(wrap_lines(sprintf("(%s)", x$objective_meaning), indent = "   ", first = "  "))
+    }
   }
-  cat(x$words, "\n", sep = "")
+  cat(wrap_lines(x$words, indent = "  ", first = ""))
   invisible(x)
 }
 

@@ -85,3 +85,16 @@ test_that("glance() and augment() of a regression return tibbles, as for every o
   expect_identical(glance(fit)$loo_rmse, fit$loo_rmse)
 })
 
+test_that("summary() of a regression fits getOption(\"width\")", {
+  fits <- list(kmaha(Murder ~ ., data = USArrests, seed = 1),
+               mlkr(Murder ~ ., data = USArrests))
+  old <- options(width = 60)
+  on.exit(options(old), add = TRUE)
+  for (fit in fits) {
+    out <- utils::capture.output(print(summary(fit)))
+    # (was: lines of up to 240 characters: Settings, Start, the objective's meaning)
+    expect_lte(max(nchar(out)), 60L, label = out[which.max(nchar(out))])
+    expect_true(any(grepl("^Training fit: RMSE", out)))
+  }
+})
+
