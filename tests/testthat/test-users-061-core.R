@@ -98,3 +98,12 @@ test_that("summary() of a regression fits getOption(\"width\")", {
   }
 })
 
+test_that("a map shrunk to exactly zero is reported without 'Inf times'", {
+  # wool says nothing about tension in this balanced design: NCA's best map is zero
+  w <- collect_warnings(nca(tension ~ wool, data = warpbreaks))
+  expect_identical(unname(w$value$L[1, 1]), 0)
+  # (was: "the optimizer shrank its start Inf times")
+  expect_identical(w$warnings,
+                   "The learned map is numerically zero: the optimizer shrank its start to zero, so every learned distance is rounding noise and nearest neighbours are arbitrary.")
+})
+
