@@ -107,3 +107,12 @@ test_that("a map shrunk to exactly zero is reported without 'Inf times'", {
                    "The learned map is numerically zero: the optimizer shrank its start to zero, so every learned distance is rounding noise and nearest neighbours are arbitrary.")
 })
 
+test_that("kpca() of a single row says that `x` needs two rows", {
+  x <- as.matrix(USArrests)
+  # (was: "`kernel` on `x`: kpca: at least 2 points are needed")
+  expect_error(kpca(x[1, , drop = FALSE]),
+               "`x` has 1 row; kernel PCA needs at least 2.", fixed = TRUE)
+  expect_error(kpca(x[1, , drop = FALSE], landmarks = 2),
+               "`x` has 1 row; kernel PCA needs at least 2.", fixed = TRUE)
+})
+
