@@ -170,10 +170,28 @@ check_class_sizes <- function(y, k = 1L, k_arg = NULL) {
   }
   small <- sizes[sizes < need]
   if (!length(small)) return(invisible(FALSE))
+  bound <- if (is.null(k_arg)) "2" else sprintf("%s + 1 = %d", k_arg, need)
+  # Many small classes: the first few named, and the count (a response with
+  # a hundred distinct values once gave a warning of several thousand
+  # characters); when most classes are small and every label is a number,
+  # the labels may be a numeric response meant for a regression.
+  shown <- 5L
+  if (length(small) > shown) {
+    what <- paste0(sQuote(names(small)[seq_len(shown)], FALSE), " (",
+                   as.integer(small[seq_len(shown)]),
+                   ifelse(small[seq_len(shown)] == 1L, " member)", " members)"),
+                   collapse = ", ")
+    numeric_labels <- !anyNA(suppressWarnings(as.numeric(names(sizes))))
+    hint <- if (numeric_labels && 2L * length(small) > length(sizes)) {
+      " Most classes are that small: if `y` is a numeric response, fit a regression (mlkr(), or kmaha() with numbers)."
+    } else ""
+    warnf("`y`: %d classes have fewer than %s members (%s and %d more); their points use as many same-class neighbours as each class allows (none for a singleton).%s",
+          length(small), bound, what, length(small) - shown, hint)
+    return(invisible(TRUE))
+  }
   what <- paste0(sQuote(names(small), FALSE), " (",
                  as.integer(small), ifelse(small == 1L, " member)", " members)"),
                  collapse = ", ")
-  bound <- if (is.null(k_arg)) "2" else sprintf("%s + 1 = %d", k_arg, need)
   if (length(small) == 1L) {
     warnf("`y`: class %s has fewer than %s members; its points use as many same-class neighbours as the class allows (none for a singleton).",
           what, bound)

@@ -116,3 +116,20 @@ test_that("kpca() of a single row says that `x` needs two rows", {
                "`x` has 1 row; kernel PCA needs at least 2.", fixed = TRUE)
 })
 
+test_that("the small-class warning names a few classes, not every one", {
+  # whole numbers are class labels for nca(): UrbanPop is 36 classes, 26 of one row
+  x <- as.matrix(USArrests[, -3])
+  y <- USArrests$UrbanPop
+  w <- collect_warnings(nca(x, y, max_iter = 5))$warnings
+  small <- grep("fewer than", w, value = TRUE)
+  expect_length(small, 1L)
+  # (was: a warning of 572 characters naming all 26 classes)
+  expect_lt(nchar(small), 400L)
+  expect_match(small, "`y`: 26 classes have fewer than 2 members ('32' (1 member), '39' (1 member), '50' (1 member), '51' (1 member), '52' (1 member) and 21 more)",
+               fixed = TRUE)
+  # most classes that small: perhaps a response meant for a regression
+  expect_match(small, "if `y` is a numeric response, fit a regression (mlkr(), or kmaha() with numbers)", fixed = TRUE)
+  # a few small classes: named, as before, without the hint
+  w2 <- collect_warnings(nca(as.matrix(USArrests[, -1]), round(USArrests$Murder), max_iter = 5))$warnings
+  expect_true("`y`: classes '1' (1 member), '14' (1 member), '16' (1 member), '17' (1 member) have fewer than 2 members; their points use as many same-class neighbours as each class allows (none for a singleton)." %in% w2)
+})
