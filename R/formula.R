@@ -257,6 +257,12 @@ check_newdata_types <- function(newdata, terms, arg = "newdata") {
     if (identical(v, names(cls)[1L]) && attr(terms, "response") == 1L) next
     col <- newdata[[v]]
     want <- cls[[v]]
+    # a column of nothing but NA (read as logical): missing values, which
+    # give NA predictions whatever the column's type in training
+    if (is.logical(col) && all(is.na(col)) && want != "logical") {
+      newdata[[v]] <- if (want == "numeric") as.numeric(col) else as.character(col)
+      next
+    }
     got <- if (is.logical(col)) "logical" else if (is.numeric(col)) "numeric" else
       if (is.factor(col)) "factor" else if (is.character(col)) "character" else class(col)[1]
     numeric_want <- want %in% c("numeric", "logical")

@@ -133,3 +133,14 @@ test_that("the small-class warning names a few classes, not every one", {
   w2 <- collect_warnings(nca(as.matrix(USArrests[, -1]), round(USArrests$Murder), max_iter = 5))$warnings
   expect_true("`y`: classes '1' (1 member), '14' (1 member), '16' (1 member), '17' (1 member) have fewer than 2 members; their points use as many same-class neighbours as each class allows (none for a singleton)." %in% w2)
 })
+
+test_that("a newdata column of nothing but NA gives NA predictions, whatever the column's type", {
+  fit <- kmaha(breaks ~ tension + wool, data = warpbreaks, kernel = "linear")
+  nd <- data.frame(tension = c(NA, NA), wool = c("A", "B"))
+  # (was: "`newdata` column 'tension' is logical, but the model was trained on a factor")
+  expect_identical(unname(predict(fit, nd)), c(NA_real_, NA_real_))
+  cls <- nca(tension ~ breaks + wool, data = warpbreaks)
+  nd2 <- data.frame(breaks = c(20, 30), wool = c(NA, NA))
+  expect_identical(predict(cls, nd2), factor(c(NA, NA), levels = c("L", "M", "H")))
+  expect_identical(dim(predict(cls, nd2, type = "transform")), c(2L, nrow(coef(cls))))
+})
