@@ -28,7 +28,18 @@ model_data <- function(call, env, row_ids = FALSE) {
     n_data <- nrow(eval(whole, env))
     mf$.kmaha_row <- seq_len(n_data)
   }
-  mf <- eval(mf, env)
+  call_mf <- mf
+  mf <- eval(call_mf, env)
+  # Variables of the formula that no term uses (`y ~ . - id` removes the
+  # term, not the variable) would still be read, checked, coded by
+  # model.matrix() (a Date or a one-level factor an error), drop their
+  # rows with missing values, and be asked of newdata: refit the frame
+  # with the formula of the terms alone.
+  tt <- attr(mf, "terms")
+  if (attr(tt, "response") == 1L && length(setdiff(all.vars(tt[[3L]]), term_variables(tt)))) {
+    call_mf$formula <- terms_formula(tt)
+    mf <- eval(call_mf, env)
+  }
   if (row_ids) {
     rows <- mf[["(.kmaha_row)"]]
     mf[["(.kmaha_row)"]] <- NULL
@@ -225,8 +236,16 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   needed <- all.vars(tt)
   miss <- setdiff(needed, names(newdata))
   if (length(miss)) {
-    stopf("`%s` lacks column(s) used in training: %s.", arg,
-          paste(sQuote(miss, FALSE), collapse = ", "))
+    used <- term_variables(tt)
+    if (length(intersect(miss, used))) {
+      stopf("`%s` lacks column(s) used in training: %s.", arg,
+            paste(sQuote(intersect(miss, used), FALSE), collapse = ", "))
+    }
+    # Variables of the formula that no term uses (`y ~ . - id` drops the
+    # term, not the variable): model.frame() evaluates them, so they stand
+    # in as NA; the model matrix has no column of them.
+    newdata <- as.data.frame(newdata)
+    for (v in miss) newdata[[v]] <- rep(NA, nrow(newdata))
   }
   newdata <- check_newdata_types(newdata, object$terms, arg)
   for (v in names(object$xlevels)) {
@@ -243,6 +262,34 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   check_newdata(x, object$feature_names, ncol_train, arg)
+}
+
+# The names of the variables that the terms (without the response) use:
+# those of `.` that a `- v` removed, or a response in the data, are
+# variables of the formula without a term.
+term_variables <- function(tt) {
+  vars <- as.list(attr(tt, "variables"))[-1L]
+  nm <- vapply(vars, function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "), "")
+  unique(unlist(lapply(vars[nm %in% term_columns(tt)], all.vars)))
+}
+
+# The formula of the terms `tt` (with a response) alone: the response, the
+# term labels and the intercept, in the environment of the original.
+terms_formula <- function(tt) {
+  lhs <- attr(tt, "variables")[[attr(tt, "response") + 1L]]
+  labels <- attr(tt, "term.labels")
+  rhs <- if (length(labels)) paste(labels, collapse = " + ") else "1"
+  if (attr(tt, "intercept") == 0L) rhs <- paste(rhs, "- 1")
+  f <- stats::as.formula(paste(deparse1(lhs), "~", rhs), env = environment(tt))
+  f
+}
+
+# The variables (as the model frame names its columns, e.g. "log(x)") that
+# some term uses.
+term_columns <- function(tt) {
+  fac <- attr(tt, "factors")
+  if (!length(fac)) return(character())
+  rownames(fac)[rowSums(fac != 0) > 0]
 }
 
 # A column of newdata that is present but of another type than in training

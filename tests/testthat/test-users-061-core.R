@@ -144,3 +144,31 @@ test_that("a newdata column of nothing but NA gives NA predictions, whatever the
   expect_identical(predict(cls, nd2), factor(c(NA, NA), levels = c("L", "M", "H")))
   expect_identical(dim(predict(cls, nd2, type = "transform")), c(2L, nrow(coef(cls))))
 })
+
+test_that("predict() does not ask for the columns that `.` with `- v` left out", {
+  d <- USArrests
+  d$state <- rownames(d)
+  d$hi <- factor(d$Murder > 8, labels = c("low", "high"))
+  fit <- nca(hi ~ . - Murder - state, data = d)
+  expect_identical(colnames(coef(fit)), c("Assault", "UrbanPop", "Rape"))
+  nd <- d[1:5, c("Assault", "UrbanPop", "Rape")]
+  # (was: "`newdata` lacks column(s) used in training: 'Murder', 'state'.")
+  expect_identical(predict(fit, nd, type = "prob"), predict(fit, d[1:5, ], type = "prob"))
+  expect_identical(predict(fit, nd[0, ]), factor(character(), levels = c("low", "high")))
+  # a column a term uses is still required, and named alone
+  expect_error(predict(fit, nd[, -1]),
+               "`newdata` lacks column(s) used in training: 'Assault'.", fixed = TRUE)
+})
+
+test_that("columns that `.` with `- v` leaves out are not checked as predictors", {
+  d <- USArrests
+  d$when <- as.Date("2020-01-01") + seq_len(nrow(d))
+  d$one <- factor("x")
+  d$hi <- factor(d$Murder > 8, labels = c("low", "high"))
+  # (was: "`data` must have numeric columns only; column 'when' is Date: ... or drop it.")
+  fit <- nca(hi ~ . - when - one, data = d)
+  expect_identical(colnames(coef(fit)), c("Murder", "Assault", "UrbanPop", "Rape"))
+  expect_identical(fit$L, nca(hi ~ Murder + Assault + UrbanPop + Rape, data = d)$L)
+  # a used Date column is still refused
+  expect_error(nca(hi ~ Murder + when, data = d), "column 'when' is Date", fixed = TRUE)
+})
