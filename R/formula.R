@@ -64,9 +64,16 @@ model_data <- function(call, env, row_ids = FALSE) {
   contrasts <- attr(x, "contrasts")
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   if (ncol(x) == 0L) stopf("`formula` selects no predictors.")
+  # The predictors' variables that are columns of `data` (what newdata must
+  # hold): not those the formula takes from its environment, such as the
+  # knots of bs(x, knots = k) or a constant in I(x - x0).
+  data_vars <- term_variables(terms)
+  if (!is.null(call_mf$data)) {
+    data_vars <- intersect(data_vars, names(eval(call_mf$data, env)))
+  }
   list(x = x, y = y, terms = terms,
        xlevels = stats::.getXlevels(terms, mf),
-       contrasts = contrasts,
+       contrasts = contrasts, data_vars = data_vars,
        na.action = attr(mf, "na.action"), rows = rows, n_data = n_data)
 }
 
@@ -166,6 +173,7 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
   fit$terms <- md$terms
   fit$xlevels <- md$xlevels
   fit$contrasts <- md$contrasts
+  fit$data_vars <- md$data_vars
   fit$na.action <- md$na.action
   fit$call <- model_call(call, generic)
   fit
@@ -237,15 +245,25 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   miss <- setdiff(needed, names(newdata))
   if (length(miss)) {
     used <- term_variables(tt)
-    if (length(intersect(miss, used))) {
+    # (the columns of the training data the terms use; models saved before
+    # `data_vars` was recorded: every variable a term uses)
+    absent <- intersect(miss, object$data_vars %||% used)
+    if (length(absent)) {
       stopf("`%s` lacks column(s) used in training: %s.", arg,
-            paste(sQuote(intersect(miss, used), FALSE), collapse = ", "))
+            paste(sQuote(absent, FALSE), collapse = ", "))
     }
     # Variables of the formula that no term uses (`y ~ . - id` drops the
-    # term, not the variable): model.frame() evaluates them, so they stand
-    # in as NA; the model matrix has no column of them.
-    newdata <- as.data.frame(newdata)
-    for (v in miss) newdata[[v]] <- rep(NA, nrow(newdata))
+    # term, not the variable; only models saved before model_data() refitted
+    # such frames have them):
+    # model.frame() evaluates them, so they stand in as NA; the model matrix
+    # has no column of them.  A variable that a term uses but that was not a
+    # column of the data is taken from the formula's environment, as in
+    # training.
+    unused <- setdiff(miss, used)
+    if (length(unused)) {
+      newdata <- as.data.frame(newdata)
+      for (v in unused) newdata[[v]] <- rep(NA, nrow(newdata))
+    }
   }
   newdata <- check_newdata_types(newdata, object$terms, arg)
   for (v in names(object$xlevels)) {

@@ -28,7 +28,8 @@
 #'   neighbours used, if any), `convergence`, `details` (learner-specific:
 #'   eigenvalues for DNE, impostor counts for LMNN, ...), `train_accuracy`,
 #'   `kernel_choice` ([kmaha()]), `settings`, `call`, and for formula fits
-#'   `terms`, `xlevels`, `contrasts` and `na.action`.
+#'   `terms`, `xlevels`, `contrasts`, `data_vars` (the columns of `data`
+#'   the predictors use, which `newdata` must hold) and `na.action`.
 #'
 #' **Regression models** ([mlkr()]) have the same stages and the class
 #' `"kmaha_regression"` before the others; `mode` is `"regression"` (it is

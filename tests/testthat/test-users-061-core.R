@@ -172,3 +172,22 @@ test_that("columns that `.` with `- v` leaves out are not checked as predictors"
   # a used Date column is still refused
   expect_error(nca(hi ~ Murder + when, data = d), "column 'when' is Date", fixed = TRUE)
 })
+
+test_that("predict() takes the formula's own variables (knots, constants) from its environment", {
+  d <- warpbreaks
+  fit_in <- function(data) {
+    x0 <- 20
+    kn <- c(20, 30)
+    nca(tension ~ I(breaks - x0) + splines::bs(breaks, knots = kn) + wool, data = data)
+  }
+  fit <- fit_in(d)
+  expect_identical(fit$data_vars, c("breaks", "wool"))
+  # the same fit with the values written into the formula
+  inline <- nca(tension ~ I(breaks - 20) + splines::bs(breaks, knots = c(20, 30)) + wool, data = d)
+  expect_identical(unname(fit$L), unname(inline$L))
+  # (was: "`newdata` lacks column(s) used in training: 'x0', 'kn'.")
+  expect_identical(predict(fit, d[1:6, c("wool", "breaks")], type = "prob"),
+                   predict(inline, d[1:6, ], type = "prob"))
+  expect_error(predict(fit, d[1:6, c("wool", "tension")]),
+               "`newdata` lacks column(s) used in training: 'breaks'.", fixed = TRUE)
+})
