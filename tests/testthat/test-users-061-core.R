@@ -191,3 +191,26 @@ test_that("predict() takes the formula's own variables (knots, constants) from i
   expect_error(predict(fit, d[1:6, c("wool", "tension")]),
                "`newdata` lacks column(s) used in training: 'breaks'.", fixed = TRUE)
 })
+
+test_that("duplicated column names are never matched to the wrong column", {
+  x <- as.matrix(USArrests)
+  y <- factor(USArrests$Murder > 8, labels = c("low", "high"))
+  dup <- x
+  colnames(dup) <- c("a", "a", "b", "c")
+  fit <- nca(dup, y)
+  ref <- nca(unname(x), y)
+  expect_identical(unname(fit$L), unname(ref$L))
+  # (was: both 'a' columns read from the first: the training data itself
+  # transformed wrongly and classified differently)
+  expect_equal(unname(predict(fit, dup, type = "transform")),
+               unname(predict(ref, unname(x), type = "transform")))
+  expect_identical(predict(fit, dup), predict(ref, unname(x)))
+  expect_error(predict(fit, dup[, 4:1]),
+               "The model was trained on columns with duplicated names ('a'), which cannot be matched by name",
+               fixed = TRUE)
+  # a newdata with two columns of a training column's name
+  fit2 <- nca(x, y)
+  expect_error(predict(fit2, cbind(x, Murder = 0)),
+               "`newdata` has several columns named 'Murder'; the model's column of that name cannot be told among them. Keep one.",
+               fixed = TRUE)
+})
