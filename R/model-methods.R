@@ -508,6 +508,16 @@ print.summary.kmaha_model <- function(x, ...) {
   invisible(x)
 }
 
+# What a fit without a kernel choice to plot had instead, for the error of
+# plot(which = "kernel") and autoplot().
+kernel_choice_words <- function(ch) {
+  switch(ch$type %||% "none",
+         kernel = if (isTRUE(ch$precomputed)) "a precomputed kernel, given" else "a kernel given as `kernel`",
+         linear = "kernel = \"linear\", no kernel",
+         unweighted = "the unweighted sum of `kernels`, no choice",
+         "no kernel choice")
+}
+
 #' @rdname kmaha-model
 #' @export
 plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
@@ -526,7 +536,7 @@ plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2)
     plot(ch$cv, ...)
   } else {
     stopf("`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
-          if (is.null(ch)) "no kernel choice" else ch$type)
+          kernel_choice_words(ch))
   }
   invisible(x)
 }

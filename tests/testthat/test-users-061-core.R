@@ -214,3 +214,17 @@ test_that("duplicated column names are never matched to the wrong column", {
                "`newdata` has several columns named 'Murder'; the model's column of that name cannot be told among them. Keep one.",
                fixed = TRUE)
 })
+
+test_that("plot(which = \"kernel\") of a fit with a given kernel says so in words", {
+  fit <- kmaha(Murder ~ ., data = USArrests, kernel = rbf_kernel(1))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  # (was: "... (this one: kernel).")
+  expect_error(plot(fit, which = "kernel"),
+               "`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen by alignment or cross-validation (this one: a kernel given as `kernel`).",
+               fixed = TRUE)
+  lin <- kmaha(Murder ~ ., data = USArrests, kernel = "linear")
+  expect_error(plot(lin, which = "kernel"), "(this one: kernel = \"linear\", no kernel).", fixed = TRUE)
+  expect_error(plot(mlkr(Murder ~ ., data = USArrests), which = "kernel"),
+               "(this one: no kernel choice).", fixed = TRUE)
+})
