@@ -48,6 +48,9 @@ model_data <- function(call, env, row_ids = FALSE) {
   if (attr(terms, "response") == 0L) {
     stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
   }
+  if (nrow(mf) == 0L) {
+    stopf("No rows of `data` are left to fit: `subset` and `na.action` (which by default drops the rows with a missing value in a variable of the formula) left out every row.")
+  }
   # Predictor factors lose the levels without rows (as with
   # drop.unused.levels = TRUE, so no all-zero indicator column appears); the
   # response keeps its levels, which predict() returns (check_y() warns

@@ -228,3 +228,13 @@ test_that("plot(which = \"kernel\") of a fit with a given kernel says so in word
   expect_error(plot(mlkr(Murder ~ ., data = USArrests), which = "kernel"),
                "(this one: no kernel choice).", fixed = TRUE)
 })
+
+test_that("a formula fit with no rows left says why, not that `x` has no rows", {
+  d <- USArrests
+  d$hi <- factor(d$Murder > 8)
+  msg <- "No rows of `data` are left to fit: `subset` and `na.action` (which by default drops the rows with a missing value in a variable of the formula) left out every row."
+  # (was: "`x` has no rows.")
+  expect_error(nca(hi ~ Assault, data = d, subset = Assault > 1e6), msg, fixed = TRUE)
+  d$Rape <- NA
+  expect_error(kmaha(hi ~ Assault + Rape, data = d), msg, fixed = TRUE)
+})
