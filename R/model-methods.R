@@ -229,6 +229,10 @@ model.frame.kmaha_model <- function(formula, ...) {
   cl <- object$call
   m <- match(c("formula", "data", "subset", "na.action"), names(cl), 0L)
   mf <- cl[c(1L, m)]
+  # the formula of the fit's terms (the call's may have variables that no
+  # term uses, which model_data() left out: their missing values would drop
+  # other rows)
+  mf$formula <- stats::formula(object$terms)
   mf$drop.unused.levels <- FALSE
   mf[[1L]] <- quote(stats::model.frame)
   if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)

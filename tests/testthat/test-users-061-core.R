@@ -238,3 +238,19 @@ test_that("a formula fit with no rows left says why, not that `x` has no rows", 
   d$Rape <- NA
   expect_error(kmaha(hi ~ Assault + Rape, data = d), msg, fixed = TRUE)
 })
+
+test_that("model.frame() and augment() of a fit whose `.` left a variable out have its rows", {
+  d <- USArrests
+  d$hi <- factor(d$Murder > 8)
+  d$id <- seq_len(nrow(d))
+  d$id[5] <- NA
+  fit <- nca(hi ~ . - id, data = d)
+  expect_identical(nobs(fit), 50L)
+  # (was: 49 rows, the row with a missing id dropped: augment() failed with
+  # "replacement has 50 rows, data has 49")
+  expect_identical(nrow(model.frame(fit)), 50L)
+  expect_identical(nrow(augment(fit)), 50L)
+  reg <- mlkr(Murder ~ . - id - hi, data = d)
+  expect_identical(nrow(augment(reg)), 50L)
+  expect_equal(augment(reg)$.fitted, unname(fitted(reg)))
+})
