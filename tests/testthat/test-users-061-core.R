@@ -216,7 +216,9 @@ test_that("duplicated column names are never matched to the wrong column", {
 })
 
 test_that("plot(which = \"kernel\") of a fit with a given kernel says so in words", {
-  fit <- kmaha(Murder ~ ., data = USArrests, kernel = rbf_kernel(1))
+  d <- USArrests
+  d$hi <- factor(d$Murder > 8)
+  fit <- kmaha(hi ~ ., data = d, kernel = rbf_kernel(1), learner = "dne")
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)
   # (was: "... (this one: kernel).")
