@@ -96,7 +96,7 @@ autoplot.kmaha_model <- function(object, which = c("embedding", "kernel"),
     if (!is.null(ch$alignment)) return(autoplot.kmaha_alignment(ch$alignment))
     if (!is.null(ch$cv)) return(autoplot.kmaha_cv(ch$cv))
     stopf("`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
-          if (is.null(ch)) "no kernel choice" else ch$type)
+          kernel_choice_words(ch))
   }
   embedding_ggplot(object$embedding, object$y, dims,
                    sprintf("%s embedding", model_label(object)))

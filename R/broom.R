@@ -256,7 +256,8 @@ as_tidy_tibble <- function(d, augmented = FALSE) {
 #' @param data,newdata As for [augment.kmaha_model()].
 #' @param k,weights The neighbours of the predictions (the fit's by default).
 #' @param ... Unused.
-#' @return A data frame.
+#' @return A tibble (for `augment()`, row names of the data that are not
+#'   1, ..., n in a first column `.rownames`, as for classifiers).
 #' @examples
 #' fit <- mlkr(mpg ~ ., data = mtcars[-(1:3), ])
 #' glance(fit)
@@ -272,7 +273,7 @@ glance.kmaha_regression <- function(x, ...) {
   fm <- x$feature_map
   conv <- x$convergence
   cv <- x$kernel_choice$cv
-  data.frame(
+  as_tidy_tibble(data.frame(
     n = length(x$y), inputs = x$n_features %||% NA_integer_,
     learner = model_label(x), feature_map = fm$type,
     kernel = if (fm$type == "identity") NA_character_ else short_kernel_label(fm$kernel),
@@ -285,7 +286,7 @@ glance.kmaha_regression <- function(x, ...) {
     objective = as.numeric(conv$objective %||% NA_real_),
     converged = as.logical(conv$converged %||% NA),
     iterations = as.integer(conv$iterations %||% NA_integer_),
-    stringsAsFactors = FALSE)
+    stringsAsFactors = FALSE))
 }
 
 #' @rdname glance.kmaha_regression
@@ -327,7 +328,7 @@ augment.kmaha_regression <- function(x, data = NULL, newdata = NULL, k = x$k,
     out$.resid <- unname(y) - fit
   }
   for (j in seq_len(ncol(z))) out[[paste0(".", colnames(z)[j] %||% paste0("dim", j))]] <- z[, j]
-  out
+  as_tidy_tibble(out, augmented = TRUE)
 }
 
 # A data frame of `d` (a matrix or data frame) with its row names kept.

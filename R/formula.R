@@ -28,7 +28,18 @@ model_data <- function(call, env, row_ids = FALSE) {
     n_data <- nrow(eval(whole, env))
     mf$.kmaha_row <- seq_len(n_data)
   }
-  mf <- eval(mf, env)
+  call_mf <- mf
+  mf <- eval(call_mf, env)
+  # Variables of the formula that no term uses (`y ~ . - id` removes the
+  # term, not the variable) would still be read, checked, coded by
+  # model.matrix() (a Date or a one-level factor an error), drop their
+  # rows with missing values, and be asked of newdata: refit the frame
+  # with the formula of the terms alone.
+  tt <- attr(mf, "terms")
+  if (attr(tt, "response") == 1L && length(setdiff(all.vars(tt[[3L]]), term_variables(tt)))) {
+    call_mf$formula <- terms_formula(tt)
+    mf <- eval(call_mf, env)
+  }
   if (row_ids) {
     rows <- mf[["(.kmaha_row)"]]
     mf[["(.kmaha_row)"]] <- NULL
@@ -36,6 +47,9 @@ model_data <- function(call, env, row_ids = FALSE) {
   terms <- attr(mf, "terms")
   if (attr(terms, "response") == 0L) {
     stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
+  }
+  if (nrow(mf) == 0L) {
+    stopf("No rows of `data` are left to fit: `subset` and `na.action` (which by default drops the rows with a missing value in a variable of the formula) left out every row.")
   }
   # Predictor factors lose the levels without rows (as with
   # drop.unused.levels = TRUE, so no all-zero indicator column appears); the
@@ -45,14 +59,42 @@ model_data <- function(call, env, row_ids = FALSE) {
     if (is.factor(mf[[j]])) mf[[j]] <- droplevels(mf[[j]])
   }
   stop_bad_column(mf[-1L], "data", formula = TRUE)
+  stop_single_level(mf[-1L])
   y <- stats::model.response(mf)
   x <- stats::model.matrix(terms, mf)
+  # the contrasts used (subsetting drops the attribute): predict() codes
+  # new factors with them, whatever the session's options(contrasts =)
+  contrasts <- attr(x, "contrasts")
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   if (ncol(x) == 0L) stopf("`formula` selects no predictors.")
+  # The predictors' variables that are columns of `data` (what newdata must
+  # hold): not those the formula takes from its environment, such as the
+  # knots of bs(x, knots = k) or a constant in I(x - x0).
+  data_vars <- term_variables(terms)
+  if (!is.null(call_mf$data)) {
+    data_vars <- intersect(data_vars, names(eval(call_mf$data, env)))
+  }
   list(x = x, y = y, terms = terms,
        xlevels = stats::.getXlevels(terms, mf),
-       contrasts = attr(x, "contrasts"),
+       contrasts = contrasts, data_vars = data_vars,
        na.action = attr(mf, "na.action"), rows = rows, n_data = n_data)
+}
+
+# A factor (or text) predictor with one level among the rows the model
+# frame keeps is constant, as a constant numeric column is (an error at the
+# scaling step): say so by its name, rather than model.matrix()'s "contrasts
+# can be applied only to factors with 2 or more levels".
+stop_single_level <- function(mf) {
+  for (v in names(mf)) {
+    col <- mf[[v]]
+    if (!(is.factor(col) || is.character(col))) next
+    lev <- unique(as.character(col[!is.na(col)]))
+    if (length(lev) == 1L) {
+      stopf("`data` column %s has a single level (%s) in the rows used (after `subset` and `na.action`): a constant predictor carries no distance information. Remove it from the formula.",
+            sQuote(v, FALSE), sQuote(lev, FALSE))
+    }
+  }
+  invisible(NULL)
 }
 
 # Options that name rows of the data: `pairs` (a two-column matrix of row
@@ -134,6 +176,7 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
   fit$terms <- md$terms
   fit$xlevels <- md$xlevels
   fit$contrasts <- md$contrasts
+  fit$data_vars <- md$data_vars
   fit$na.action <- md$na.action
   fit$call <- model_call(call, generic)
   fit
@@ -204,10 +247,28 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   needed <- all.vars(tt)
   miss <- setdiff(needed, names(newdata))
   if (length(miss)) {
-    stopf("`%s` lacks column(s) used in training: %s.", arg,
-          paste(sQuote(miss, FALSE), collapse = ", "))
+    used <- term_variables(tt)
+    # (the columns of the training data the terms use; models saved before
+    # `data_vars` was recorded: every variable a term uses)
+    absent <- intersect(miss, object$data_vars %||% used)
+    if (length(absent)) {
+      stopf("`%s` lacks column(s) used in training: %s.", arg,
+            paste(sQuote(absent, FALSE), collapse = ", "))
+    }
+    # Variables of the formula that no term uses (`y ~ . - id` drops the
+    # term, not the variable; only models saved before model_data() refitted
+    # such frames have them):
+    # model.frame() evaluates them, so they stand in as NA; the model matrix
+    # has no column of them.  A variable that a term uses but that was not a
+    # column of the data is taken from the formula's environment, as in
+    # training.
+    unused <- setdiff(miss, used)
+    if (length(unused)) {
+      newdata <- as.data.frame(newdata)
+      for (v in unused) newdata[[v]] <- rep(NA, nrow(newdata))
+    }
   }
-  check_newdata_types(newdata, object$terms, arg)
+  newdata <- check_newdata_types(newdata, object$terms, arg)
   for (v in names(object$xlevels)) {
     if (v %in% names(newdata)) {
       new_lev <- setdiff(unique(as.character(newdata[[v]])), c(object$xlevels[[v]], NA))
@@ -224,19 +285,64 @@ newdata_matrix <- function(object, newdata, ncol_train, arg = "newdata") {
   check_newdata(x, object$feature_names, ncol_train, arg)
 }
 
+# The names of the variables that the terms (without the response) use:
+# those of `.` that a `- v` removed, or a response in the data, are
+# variables of the formula without a term.
+term_variables <- function(tt) {
+  vars <- as.list(attr(tt, "variables"))[-1L]
+  nm <- vapply(vars, function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "), "")
+  unique(unlist(lapply(vars[nm %in% term_columns(tt)], all.vars)))
+}
+
+# The formula of the terms `tt` (with a response) alone: the response, the
+# term labels and the intercept, in the environment of the original.
+terms_formula <- function(tt) {
+  lhs <- attr(tt, "variables")[[attr(tt, "response") + 1L]]
+  labels <- attr(tt, "term.labels")
+  rhs <- if (length(labels)) paste(labels, collapse = " + ") else "1"
+  if (attr(tt, "intercept") == 0L) rhs <- paste(rhs, "- 1")
+  f <- stats::as.formula(paste(deparse1(lhs), "~", rhs), env = environment(tt))
+  f
+}
+
+# The variables (as the model frame names its columns, e.g. "log(x)") that
+# some term uses.
+term_columns <- function(tt) {
+  fac <- attr(tt, "factors")
+  if (!length(fac)) return(character())
+  rownames(fac)[rowSums(fac != 0) > 0]
+}
+
 # A column of newdata that is present but of another type than in training
 # (numbers that arrived as text, a factor where numbers were used, ...).
+# Returns newdata, with TRUE/FALSE where the model was trained on numbers
+# turned into 1/0 (model.matrix() would code them as a column `vTRUE`);
+# numbers where it was trained on TRUE/FALSE are an error, as in lm.
 check_newdata_types <- function(newdata, terms, arg = "newdata") {
   cls <- attr(terms, "dataClasses")
-  if (is.null(cls)) return(invisible(NULL))
+  if (is.null(cls)) return(newdata)
   for (v in intersect(names(cls), names(newdata))) {
     if (identical(v, names(cls)[1L]) && attr(terms, "response") == 1L) next
     col <- newdata[[v]]
     want <- cls[[v]]
+    # a column of nothing but NA (read as logical): missing values, which
+    # give NA predictions whatever the column's type in training
+    if (is.logical(col) && all(is.na(col)) && want != "logical") {
+      newdata[[v]] <- if (want == "numeric") as.numeric(col) else as.character(col)
+      next
+    }
     got <- if (is.logical(col)) "logical" else if (is.numeric(col)) "numeric" else
       if (is.factor(col)) "factor" else if (is.character(col)) "character" else class(col)[1]
     numeric_want <- want %in% c("numeric", "logical")
     numeric_got <- got %in% c("numeric", "logical")
+    if (want == "logical" && got == "numeric") {
+      stopf("`%s` column %s is numeric, but the model was trained on TRUE/FALSE there; convert it (e.g. as.logical(%s$%s)) before predicting.",
+            arg, sQuote(v, FALSE), arg, v)
+    }
+    if (want == "numeric" && got == "logical") {
+      newdata[[v]] <- as.numeric(col)
+      next
+    }
     if (numeric_want && !numeric_got) {
       stopf("`%s` column %s is %s, but the model was trained on numbers there; convert it (e.g. as.numeric(%s$%s)) before predicting.",
             arg, sQuote(v, FALSE), got, arg, v)
@@ -246,5 +352,5 @@ check_newdata_types <- function(newdata, terms, arg = "newdata") {
             arg, sQuote(v, FALSE), got)
     }
   }
-  invisible(NULL)
+  newdata
 }

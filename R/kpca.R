@@ -207,6 +207,7 @@ kpca <- function(x, kernel = rbf_kernel(1), rank = NULL, tol = 1e-8,
   kernel <- check_kernel(kernel, precomputed = TRUE)
   pre <- is_precomputed(kernel)
   x <- if (pre) check_precomputed_gram(x, "x") else check_x(x, "x")
+  if (nrow(x) < 2L) stopf("`x` has %d row; kernel PCA needs at least 2.", nrow(x))
   method <- match_choice(method, c("auto", "full", "truncated", "nystrom"), "method")
   landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   if (!is.null(landmarks) && method %in% c("full", "truncated")) {

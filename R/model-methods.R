@@ -28,7 +28,8 @@
 #'   neighbours used, if any), `convergence`, `details` (learner-specific:
 #'   eigenvalues for DNE, impostor counts for LMNN, ...), `train_accuracy`,
 #'   `kernel_choice` ([kmaha()]), `settings`, `call`, and for formula fits
-#'   `terms`, `xlevels`, `contrasts` and `na.action`.
+#'   `terms`, `xlevels`, `contrasts`, `data_vars` (the columns of `data`
+#'   the predictors use, which `newdata` must hold) and `na.action`.
 #'
 #' **Regression models** ([mlkr()]) have the same stages and the class
 #' `"kmaha_regression"` before the others; `mode` is `"regression"` (it is
@@ -228,6 +229,10 @@ model.frame.kmaha_model <- function(formula, ...) {
   cl <- object$call
   m <- match(c("formula", "data", "subset", "na.action"), names(cl), 0L)
   mf <- cl[c(1L, m)]
+  # the formula of the fit's terms (the call's may have variables that no
+  # term uses, which model_data() left out: their missing values would drop
+  # other rows)
+  mf$formula <- stats::formula(object$terms)
   mf$drop.unused.levels <- FALSE
   mf[[1L]] <- quote(stats::model.frame)
   if (is.null(mf$na.action)) mf$na.action <- quote(stats::na.omit)
@@ -507,6 +512,16 @@ print.summary.kmaha_model <- function(x, ...) {
   invisible(x)
 }
 
+# What a fit without a kernel choice to plot had instead, for the error of
+# plot(which = "kernel") and autoplot().
+kernel_choice_words <- function(ch) {
+  switch(ch$type %||% "none",
+         kernel = if (isTRUE(ch$precomputed)) "a precomputed kernel, given" else "a kernel given as `kernel`",
+         linear = "kernel = \"linear\", no kernel",
+         unweighted = "the unweighted sum of `kernels`, no choice",
+         "no kernel choice")
+}
+
 #' @rdname kmaha-model
 #' @export
 plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2),
@@ -525,7 +540,7 @@ plot.kmaha_model <- function(x, which = c("embedding", "kernel"), dims = c(1, 2)
     plot(ch$cv, ...)
   } else {
     stopf("`which = \"kernel\"` needs a kmaha() fit whose kernel was chosen by alignment or cross-validation (this one: %s).",
-          if (is.null(ch)) "no kernel choice" else ch$type)
+          kernel_choice_words(ch))
   }
   invisible(x)
 }
@@ -847,32 +862,36 @@ summary.kmaha_regression <- function(object, ...) {
 
 #' @export
 print.summary.kmaha_regression <- function(x, ...) {
-  cat(x$title, "\n", sep = "")
+  # Every line of prose wraps at getOption("width"), as for classifiers.
+  cat(wrap_lines(x$title, indent = "  ", first = ""))
   if (!is.null(x$kernel)) cat(wrap_lines(x$kernel, indent = "  ", first = "Kernel: "))
   if (!is.null(x$why)) cat(wrap_lines(x$why, indent = "  ", first = "Why: "))
   if (!is.null(x$candidates)) {
     cat(wrap_lines("Candidates (cross-validated RMSE, lower is better):", first = ""))
     print_candidates(x$candidates)
   }
-  cat(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d\n",
-              x$n, x$n_features, x$coords, x$dim[1], x$dim[2]))
-  if (!is.null(x$rank_note)) cat("  (", x$rank_note, ")\n", sep = "")
+  cat(wrap_lines(sprintf("Training points: %d, inputs: %s, learner coordinates: %s, map: %d x %d",
+                         x$n, x$n_features, x$coords, x$dim[1], x$dim[2]),
+                 indent = "  ", first = ""))
+  if (!is.null(x$rank_note)) cat(wrap_lines(sprintf("(%s)", x$rank_note), indent = "   ", first = "  "))
   cat("Response (quantiles):\n")
   print(x$response)
   if (length(x$settings)) {
-    cat("Settings: ", paste(names(x$settings), vapply(x$settings, format, ""),
-                            sep = " = ", collapse = ", "), "\n", sep = "")
+    cat(wrap_lines(paste(names(x$settings), vapply(x$settings, format, ""),
+                         sep = " = ", collapse = ", "), indent = "  ", first = "Settings: "))
   }
   if (isTRUE(x$start_scale != 1)) {
-    cat(sprintf("Start: multiplied by %.4g (median squared distance of the mapped training points 1)\n",
-                x$start_scale))
+    cat(wrap_lines(sprintf("multiplied by %.4g (median squared distance of the mapped training points 1)",
+                           x$start_scale), indent = "  ", first = "Start: "))
   }
-  if (!is.null(x$convergence)) cat("Optimizer: ", x$convergence, "\n", sep = "")
+  if (!is.null(x$convergence)) cat(wrap_lines(x$convergence, indent = "  ", first = "Optimizer: "))
   if (!is.null(x$objective)) {
     cat(sprintf("Objective: %.6g\n", x$objective))
-    if (!is.null(x$objective_meaning)) cat("  (", x$objective_meaning, ")\n", sep = "")
+    if (!is.null(x$objective_meaning)) {
+      cat(wrap_lines(sprintf("(%s)", x$objective_meaning), indent = "   ", first = "  "))
+    }
   }
-  cat(x$words, "\n", sep = "")
+  cat(wrap_lines(x$words, indent = "  ", first = ""))
   invisible(x)
 }
 

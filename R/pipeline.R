@@ -283,8 +283,11 @@ warn_collapsed_map <- function(shrink, lambda, argname) {
     sprintf(" `%s` (%s) outweighs the learner's objective on these data: use a smaller one.",
             argname, format(lambda))
   } else ""
-  warnf("The learned map is numerically zero: the optimizer shrank its start %.2g times, so every learned distance is rounding noise and nearest neighbours are arbitrary.%s",
-        1 / shrink, hint)
+  # (a map of exact zeros: the optimum of an objective that the inputs
+  # cannot improve on, e.g. NCA's on inputs unrelated to the classes)
+  how <- if (shrink > 0) sprintf("%.2g times", 1 / shrink) else "to zero"
+  warnf("The learned map is numerically zero: the optimizer shrank its start %s, so every learned distance is rounding noise and nearest neighbours are arbitrary.%s",
+        how, hint)
 }
 
 # x %*% t(L) through the core's product, which does not depend on the BLAS

@@ -170,10 +170,28 @@ check_class_sizes <- function(y, k = 1L, k_arg = NULL) {
   }
   small <- sizes[sizes < need]
   if (!length(small)) return(invisible(FALSE))
+  bound <- if (is.null(k_arg)) "2" else sprintf("%s + 1 = %d", k_arg, need)
+  # Many small classes: the first few named, and the count (a response with
+  # a hundred distinct values once gave a warning of several thousand
+  # characters); when most classes are small and every label is a number,
+  # the labels may be a numeric response meant for a regression.
+  shown <- 5L
+  if (length(small) > shown) {
+    what <- paste0(sQuote(names(small)[seq_len(shown)], FALSE), " (",
+                   as.integer(small[seq_len(shown)]),
+                   ifelse(small[seq_len(shown)] == 1L, " member)", " members)"),
+                   collapse = ", ")
+    numeric_labels <- !anyNA(suppressWarnings(as.numeric(names(sizes))))
+    hint <- if (numeric_labels && 2L * length(small) > length(sizes)) {
+      " Most classes are that small: if `y` is a numeric response, fit a regression (mlkr(), or kmaha() with numbers)."
+    } else ""
+    warnf("`y`: %d classes have fewer than %s members (%s and %d more); their points use as many same-class neighbours as each class allows (none for a singleton).%s",
+          length(small), bound, what, length(small) - shown, hint)
+    return(invisible(TRUE))
+  }
   what <- paste0(sQuote(names(small), FALSE), " (",
                  as.integer(small), ifelse(small == 1L, " member)", " members)"),
                  collapse = ", ")
-  bound <- if (is.null(k_arg)) "2" else sprintf("%s + 1 = %d", k_arg, need)
   if (length(small) == 1L) {
     warnf("`y`: class %s has fewer than %s members; its points use as many same-class neighbours as the class allows (none for a singleton).",
           what, bound)
@@ -244,13 +262,31 @@ check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
     newdata <- matrix(newdata, nrow = 1L, dimnames = list(NULL, names(newdata)))
   }
   if (!is.null(train_names) && !is.null(colnames(newdata))) {
-    # Columns not used in training are ignored (whatever their type).
-    missing_cols <- setdiff(train_names, colnames(newdata))
-    if (length(missing_cols)) {
-      stopf("`%s` lacks column(s) used in training: %s.", arg,
-            paste(sQuote(missing_cols, FALSE), collapse = ", "))
+    nd_names <- colnames(newdata)
+    # A name that several columns share matches none of them for certain
+    # (indexing by name would take the first, silently): training columns
+    # with such names are matched by position, when newdata has the same
+    # names in the same order; a newdata name that is both a training
+    # column's and shared is an error.
+    if (anyDuplicated(train_names)) {
+      if (!identical(unname(nd_names), unname(train_names))) {
+        stopf("The model was trained on columns with duplicated names (%s), which cannot be matched by name: `%s` must have the training columns with the same names in the same order (or refit with unique names, e.g. colnames(x) <- make.unique(colnames(x))).",
+              paste(sQuote(unique(train_names[duplicated(train_names)]), FALSE), collapse = ", "), arg)
+      }
+    } else {
+      shared <- intersect(train_names, nd_names[duplicated(nd_names)])
+      if (length(shared)) {
+        stopf("`%s` has several columns named %s; the model's column of that name cannot be told among them. Keep one.",
+              arg, paste(sQuote(shared, FALSE), collapse = ", "))
+      }
+      # Columns not used in training are ignored (whatever their type).
+      missing_cols <- setdiff(train_names, nd_names)
+      if (length(missing_cols)) {
+        stopf("`%s` lacks column(s) used in training: %s.", arg,
+              paste(sQuote(missing_cols, FALSE), collapse = ", "))
+      }
+      newdata <- newdata[, train_names, drop = FALSE]
     }
-    newdata <- newdata[, train_names, drop = FALSE]
   }
   x <- check_x(newdata, arg, allow_na = TRUE, allow_empty = TRUE)
   if (!is.null(train_names) && is.null(colnames(x))) {
