@@ -128,12 +128,17 @@ test_that("the parsnip engine names `neighbors`, its own argument, in errors abo
   expect_identical(parsnip::extract_fit_engine(ok)$k, 83L)
 })
 
+# The kmaha engine with linear NCA and 3 neighbours, fitted on co2().
+co2_nca_fit <- function(d) {
+  spec <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                              learner = "nca", kernel = "linear", num_threads = 1)
+  parsnip::fit(parsnip::set_mode(spec, "classification"), Type ~ conc + uptake, data = d)
+}
+
 test_that("multi_predict() checks `neighbors` and names it", {
   skip_without("parsnip")
   d <- co2()
-  spec <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
-                              learner = "nca", kernel = "linear", num_threads = 1)
-  fit <- parsnip::fit(parsnip::set_mode(spec, "classification"), Type ~ conc + uptake, data = d)
+  fit <- co2_nca_fit(d)
   # (was: 2 predicted silently as 2.5; "argument 1 is not a vector" for NA;
   # "`k` (100) must not exceed the number of training rows (84).")
   expect_error(parsnip::multi_predict(fit, d[1:2, ], neighbors = c(2.5, 3)),
@@ -160,9 +165,7 @@ test_that("multi_predict() checks `neighbors` and names it", {
 test_that("multi_predict() of no rows gives no rows, as predict() does", {
   skip_without("parsnip")
   d <- co2()
-  spec <- parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
-                              learner = "nca", kernel = "linear", num_threads = 1)
-  fit <- parsnip::fit(parsnip::set_mode(spec, "classification"), Type ~ conc + uptake, data = d)
+  fit <- co2_nca_fit(d)
   expect_identical(nrow(predict(fit, d[0, ], type = "prob")), 0L)
   # (was: "arguments imply differing number of rows: 0, 1")
   for (type in c("class", "prob")) {
