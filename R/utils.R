@@ -175,23 +175,19 @@ check_class_sizes <- function(y, k = 1L, k_arg = NULL) {
   # a hundred distinct values once gave a warning of several thousand
   # characters); when most classes are small and every label is a number,
   # the labels may be a numeric response meant for a regression.
-  shown <- 5L
-  if (length(small) > shown) {
-    what <- paste0(sQuote(names(small)[seq_len(shown)], FALSE), " (",
-                   as.integer(small[seq_len(shown)]),
-                   ifelse(small[seq_len(shown)] == 1L, " member)", " members)"),
-                   collapse = ", ")
+  listed <- utils::head(small, 5L)
+  what <- paste0(sQuote(names(listed), FALSE), " (",
+                 as.integer(listed), ifelse(listed == 1L, " member)", " members)"),
+                 collapse = ", ")
+  if (length(small) > length(listed)) {
     numeric_labels <- !anyNA(suppressWarnings(as.numeric(names(sizes))))
     hint <- if (numeric_labels && 2L * length(small) > length(sizes)) {
       " Most classes are that small: if `y` is a numeric response, fit a regression (mlkr(), or kmaha() with numbers)."
     } else ""
     warnf("`y`: %d classes have fewer than %s members (%s and %d more); their points use as many same-class neighbours as each class allows (none for a singleton).%s",
-          length(small), bound, what, length(small) - shown, hint)
+          length(small), bound, what, length(small) - length(listed), hint)
     return(invisible(TRUE))
   }
-  what <- paste0(sQuote(names(small), FALSE), " (",
-                 as.integer(small), ifelse(small == 1L, " member)", " members)"),
-                 collapse = ", ")
   if (length(small) == 1L) {
     warnf("`y`: class %s has fewer than %s members; its points use as many same-class neighbours as the class allows (none for a singleton).",
           what, bound)
