@@ -36,6 +36,10 @@ model_data <- function(call, env, row_ids = FALSE) {
   # rows with missing values, and be asked of newdata: refit the frame
   # with the formula of the terms alone.
   tt <- attr(mf, "terms")
+  # (model.matrix() leaves an offset out, so it would be ignored silently)
+  if (!is.null(attr(tt, "offset"))) {
+    stopf("`formula` has an offset() term, which a nearest-neighbour model cannot use: remove it (or subtract it from a numeric response yourself).")
+  }
   if (attr(tt, "response") == 1L && length(setdiff(all.vars(tt[[3L]]), term_variables(tt)))) {
     call_mf$formula <- terms_formula(tt)
     mf <- eval(call_mf, env)

@@ -256,3 +256,11 @@ test_that("model.frame() and augment() of a fit whose `.` left a variable out ha
   expect_identical(nrow(augment(reg)), 50L)
   expect_equal(augment(reg)$.fitted, unname(fitted(reg)))
 })
+
+test_that("an offset() in the formula is an error, not ignored", {
+  # (was: model.matrix() left the offset out and the fit ignored it silently)
+  msg <- "`formula` has an offset() term, which a nearest-neighbour model cannot use: remove it (or subtract it from a numeric response yourself)."
+  expect_error(kmaha(Sepal.Length ~ Sepal.Width + offset(Petal.Length), data = iris,
+                     kernel = "linear", learner = "mlkr"), msg, fixed = TRUE)
+  expect_error(nca(Species ~ Sepal.Width + offset(Petal.Length), data = iris), msg, fixed = TRUE)
+})
