@@ -777,7 +777,15 @@ make_folds <- function(y, folds, arg = "folds") {
   n <- length(y)
   if (is.numeric(folds) && length(folds) == 1L) {
     v <- check_count(folds, arg, lower = 2L)
-    if (v > n) stopf("`%s` (%d) must not exceed the number of training rows (%d).", arg, v, n)
+    if (v > n) {
+      # (kmaha()'s cv_folds is 5 unless set: on a handful of rows the user
+      # meets an argument they never gave, so say what chose by CV)
+      hint <- if (identical(arg, "cv_folds")) {
+        sprintf(" kmaha() chooses its kernel, learner and k by %d-fold cross-validation: set `cv_folds` to at most %d, or give the kernel, the learner and k (e.g. kernel = \"linear\", learner = \"nca\", k = 1), which need none.",
+                v, n)
+      } else ""
+      stopf("`%s` (%d) must not exceed the number of training rows (%d).%s", arg, v, n, hint)
+    }
     id <- integer(n)
     start <- 0L
     for (cl in levels(y)) {

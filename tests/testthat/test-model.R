@@ -175,6 +175,16 @@ test_that("cv_folds larger than the data names cv_folds", {
                      kernels = list(rbf_kernel(1), rbf_kernel(2))),
                "`cv_folds` (200) must not exceed the number of training rows (75).",
                fixed = TRUE)
+  # on four rows the default's 5 folds are what the user meets: the message
+  # says what cross-validates and how to do without (was the bare limit)
+  four <- c(1, 2, 51, 52)
+  x4 <- as.matrix(iris[four, 1:4])
+  y4 <- droplevels(iris$Species[four])
+  expect_error(kmaha(x4, y4),
+               "`cv_folds` (5) must not exceed the number of training rows (4). kmaha() chooses its kernel, learner and k by 5-fold cross-validation: set `cv_folds` to at most 4, or give the kernel, the learner and k (e.g. kernel = \"linear\", learner = \"nca\", k = 1), which need none.",
+               fixed = TRUE)
+  # and the way out it names works
+  expect_s3_class(kmaha(x4, y4, kernel = "linear", learner = "nca", k = 1), "kmaha_model")
 })
 
 test_that("summary(cv_kernel()) lists the candidates and the choice", {
