@@ -184,7 +184,7 @@ test_that("multi_predict() of no rows gives no rows, as predict() does", {
 })
 
 test_that("step_kmaha() checks num_comp, rather than truncating it", {
-  skip_without("recipes", "hardhat")
+  skip_without("recipes", "tune")
   d <- co2()[, c("Type", "conc", "uptake")]
   step <- function(...) step_kmaha(recipes::recipe(Type ~ ., data = d),
                                    recipes::all_numeric_predictors(), learner = "nca",
@@ -202,7 +202,7 @@ test_that("step_kmaha() checks num_comp, rather than truncating it", {
   # a whole number, also a double, and tune() are fine
   rec$steps[[1]]$num_comp <- 1
   expect_identical(names(recipes::bake(recipes::prep(rec), new_data = NULL)), c("Type", "kmaha_1"))
-  expect_identical(step(num_comp = hardhat::tune())$steps[[1]]$num_comp, quote(tune()))
+  expect_identical(step(num_comp = tune::tune())$steps[[1]]$num_comp, quote(tune()))
 })
 
 test_that("kmaha_caret() refuses a grid value it would truncate", {
