@@ -213,6 +213,15 @@ check_dots_empty <- function(fun, ..., hint = NULL) {
   n <- ...length()
   if (n) {
     nm <- names(substitute(alist(...)))[-1L]
+    # `data` reaches a default (matrix) method when the first argument was
+    # not a formula, e.g. a formula written as a string: point to the
+    # function's formula method
+    name <- sub("()", "", fun, fixed = TRUE)
+    if ("data" %in% nm && exists(paste0(name, ".formula"), envir = asNamespace("kmaha"),
+                                  inherits = FALSE)) {
+      hint <- sprintf("`data` goes with a formula: give the formula itself first, unquoted (or through as.formula() if you have it as a string), e.g. %s(Species ~ ., data = iris).",
+                      name)
+    }
     stop_unknown_args(fun, if (is.null(nm)) rep("", n) else nm, hint)
   }
   invisible(NULL)

@@ -264,3 +264,20 @@ test_that("an offset() in the formula is an error, not ignored", {
                      kernel = "linear", learner = "mlkr"), msg, fixed = TRUE)
   expect_error(nca(Species ~ Sepal.Width + offset(Petal.Length), data = iris), msg, fixed = TRUE)
 })
+
+test_that("a formula written as a string points to the formula method", {
+  # (was: "Unknown argument(s) to kmaha(): 'data'. Pass learner options in
+  # `learner_args`.", about an argument the formula method takes)
+  expect_error(kmaha("Species ~ .", data = iris),
+               "Unknown argument(s) to kmaha(): 'data'. `data` goes with a formula: give the formula itself first, unquoted (or through as.formula() if you have it as a string), e.g. kmaha(Species ~ ., data = iris).",
+               fixed = TRUE)
+  expect_error(nca("Species ~ Sepal.Width", data = iris), "e.g. nca(Species ~ ., data = iris).",
+               fixed = TRUE)
+  # functions without a formula method keep their message
+  fit <- nca(as.matrix(iris[, 1:4]), iris$Species)
+  err <- tryCatch(tidy(fit, data = iris), error = conditionMessage)
+  expect_identical(err, "Unknown argument(s) to tidy(): 'data'.")
+  # and the way it names works
+  expect_s3_class(kmaha(stats::as.formula("Species ~ ."), data = iris, kernel = "linear",
+                        learner = "nca", k = 1), "kmaha_model")
+})
