@@ -36,7 +36,11 @@
 #'   `learner` (`"auto"`, the default, `"nca"`, `"lmnn"`, `"dne"`, `"lfda"`,
 #'   `"rca"`, `"mmc"`, `"itml"` or a function; tunable with
 #'   [metric_learner()]), `kernel`, `learner_args`, `kernels`, `cv_folds`,
-#'   `scale`, `rank`, `seed`, `landmarks`, ...
+#'   `scale`, `rank`, `seed`, `landmarks`, ... One more is the engine's
+#'   own: `sigma` (a number > 0): the kernel is then `rbf_kernel(sigma)`,
+#'   replacing `kernel`, as in [step_kmaha()] and mlr3's learners; tunable
+#'   with [dials::rbf_sigma()] on kmaha's scaled widths, 0.1 to 10 by
+#'   default (`set_engine("kmaha", sigma = tune())`).
 #' * Regression mode: the neighbours' responses are weighted by 1 / distance
 #'   (parsnip's `weight_func = "inv"`, accepted, as is leaving it unset;
 #'   any other is an error); predictions are `type = "numeric"` and
@@ -60,6 +64,8 @@
 #' @param weight_func,dist_power For `kmaha_parsnip_fit()`: the model's
 #'   arguments of these names (`NULL` when not set): `"rectangular"` and 2,
 #'   what kmaha does, or an error.
+#' @param sigma For `kmaha_parsnip_fit()`: the engine's `sigma` (`NULL` when
+#'   not set), the width of the RBF kernel that replaces `kernel`.
 #' @return `kmaha_parsnip_fit()`: the [kmaha()] fit.
 #' @name kmaha_parsnip
 #' @aliases nearest_neighbor-kmaha
@@ -89,7 +95,7 @@ NULL
 
 #' @rdname kmaha_parsnip
 #' @export
-kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) {
+kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, sigma = NULL, ...) {
   # the model's `neighbors`, which parsnip passes as kmaha()'s `k` (among
   # `...`, so that the fit's call shows its value): checked here, so that
   # an error names what the user set
@@ -119,7 +125,12 @@ kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, ...) 
     stopf("The kmaha engine measures Euclidean distance in the learned metric (dist_power = 2); dist_power = %s is not available. Leave `dist_power` unset.",
           deparse1(dist_power))
   }
-  kmaha(x, y, ...)
+  if (is.null(sigma)) return(kmaha(x, y, ...))
+  # the RBF kernel of that width, replacing `kernel` (as step_kmaha()'s and
+  # mlr3's `sigma` do)
+  args <- list(...)
+  args$kernel <- rbf_kernel(sigma)
+  call_by_name(kmaha, "kmaha", c(list(x = x, y = y), args))
 }
 
 # Register the engine with parsnip's model environment (once: parsnip
@@ -139,18 +150,22 @@ register_parsnip_engine <- function() {
   # kmaha_parsnip_fit(), which accepts only what kmaha does (they are not
   # silently dropped).
   engine_args <- data.frame(
-    parsnip = c("neighbors", "learner", "weight_func", "dist_power"),
-    original = c("k", "learner", "weight_func", "dist_power"),
-    pkg = c("dials", "kmaha", "dials", "dials"),
-    fun = c("neighbors", "metric_learner", "weight_func", "dist_power"),
+    parsnip = c("neighbors", "learner", "weight_func", "dist_power", "sigma"),
+    original = c("k", "learner", "weight_func", "dist_power", "sigma"),
+    pkg = c("dials", "kmaha", "dials", "dials", "dials"),
+    fun = c("neighbors", "metric_learner", "weight_func", "dist_power", "rbf_sigma"),
     # neighbors is no submodel: with the default kernel and learner choice
     # (and k unset) the fitted metric depends on k, so tune must fit each
     # value (multi_predict() still predicts other k from one fit on request)
-    has_submodel = c(FALSE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
+    has_submodel = c(FALSE, FALSE, FALSE, FALSE, FALSE), stringsAsFactors = FALSE)
+  # sigma: kmaha's scaled width (rbf_kernel()), 0.1 to 10 on a log10 scale
+  # as for step_kmaha(), not dials' default range for an inverse width
+  ranges <- list(sigma = c(-1, 1))
   for (i in seq_len(nrow(engine_args))) {
+    func <- list(pkg = engine_args$pkg[i], fun = engine_args$fun[i])
+    func$range <- ranges[[engine_args$parsnip[i]]]
     parsnip::set_model_arg(model = model, eng = "kmaha", parsnip = engine_args$parsnip[i],
-                           original = engine_args$original[i],
-                           func = list(pkg = engine_args$pkg[i], fun = engine_args$fun[i]),
+                           original = engine_args$original[i], func = func,
                            has_submodel = engine_args$has_submodel[i])
   }
   for (mode in c("classification", "regression")) {

@@ -96,6 +96,34 @@ test_that("the engine's tunable parameters are neighbors and learner", {
   expect_setequal(learner_param$values, c("nca", "lmnn", "dne"))
 })
 
+test_that("the engine's sigma is the RBF width, replacing kernel, and tunes on kmaha's widths", {
+  skip_without("parsnip", "dials", "tune")
+  s <- iris_split()
+  # (was: sigma reached kmaha() as an unknown argument, an error)
+  fit <- parsnip::fit(kmaha_spec(learner = "nca", sigma = 2, kernel = "linear", seed = 1),
+                      Species ~ ., data = s$train)
+  direct <- kmaha(s$train[, 1:4], s$train$Species, learner = "nca", kernel = rbf_kernel(2),
+                  k = 3, seed = 1)
+  eng <- parsnip::extract_fit_engine(fit)
+  expect_identical(eng$feature_map$kernel$sigma, 2)
+  expect_equal(coef(eng), coef(direct))
+  expect_identical(predict(fit, s$test)$.pred_class, predict(direct, s$test[, 1:4]))
+  # the recorded call names no data
+  expect_identical(as.list(eng$call)[c("x", "y")], list(x = quote(x), y = quote(y)))
+  # a bad width is kmaha's error for rbf_kernel()
+  expect_error(parsnip::fit(kmaha_spec(learner = "nca", sigma = -1), Species ~ ., data = s$train),
+               "sigma")
+  # tunable, on kmaha's scaled widths (0.1 to 10), not dials' inverse widths
+  spec <- parsnip::set_mode(parsnip::set_engine(parsnip::nearest_neighbor(neighbors = 3), "kmaha",
+                                                learner = "nca", sigma = parsnip::tune()),
+                            "classification")
+  params <- tune::extract_parameter_set_dials(spec)
+  expect_identical(params$id, "sigma")
+  expect_equal(params$object[[1]]$range, list(lower = -1, upper = 1))
+  grid <- dials::grid_regular(params, levels = 3)
+  expect_equal(grid$sigma, c(0.1, 1, 10))
+})
+
 test_that("factor predictors become indicator columns", {
   skip_without("parsnip")
   d <- iris
