@@ -25,7 +25,7 @@ test_that("a weighted vote or another distance is an error, not silently ignored
   expect_identical(parsnip::extract_fit_engine(same)$L, parsnip::extract_fit_engine(plain)$L)
   args <- parsnip::get_from_env("nearest_neighbor_args")
   expect_setequal(args$parsnip[args$engine == "kmaha"],
-                  c("neighbors", "learner", "weight_func", "dist_power"))
+                  c("neighbors", "learner", "weight_func", "dist_power", "sigma"))
 })
 
 test_that("kmaha_parsnip_fit() checks its arguments and is kmaha() otherwise", {
