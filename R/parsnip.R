@@ -101,7 +101,7 @@ kmaha_parsnip_fit <- function(x, y, weight_func = NULL, dist_power = NULL, sigma
   # an error names what the user set
   k <- list(...)[["k"]]
   if (!is.null(k)) {
-    if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != round(k) || k < 1) {
+    if (!is_count(k)) {
       stopf("The kmaha engine's `neighbors` must be a single whole number >= 1, not %s.",
             deparse1(k))
     }
@@ -230,8 +230,7 @@ multi_predict._kmaha_fit <- function(object, new_data, type = NULL,
   if (is.null(neighbors)) {
     neighbors <- rlang_eval_arg(object$spec$args$neighbors) %||% object$fit$k
   }
-  if (!is.numeric(neighbors) || !length(neighbors) || anyNA(neighbors) ||
-      any(!is.finite(neighbors)) || any(neighbors != round(neighbors)) || any(neighbors < 1)) {
+  if (!is.numeric(neighbors) || !length(neighbors) || !all(vapply(neighbors, is_count, NA))) {
     stopf("multi_predict() for the kmaha engine: `neighbors` must be whole numbers >= 1, not %s.",
           deparse1(neighbors))
   }

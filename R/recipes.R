@@ -137,8 +137,7 @@ step_kmaha_new <- function(terms, role, trained, outcome, learner, kernel,
 # tune's finalize sets it without the constructor).
 check_step_num_comp <- function(num_comp) {
   if (is.null(num_comp) || is_tune_call(num_comp)) return(invisible(num_comp))
-  if (!is.numeric(num_comp) || length(num_comp) != 1L || !is.finite(num_comp) ||
-      num_comp != round(num_comp) || num_comp < 1) {
+  if (!is_count(num_comp)) {
     stopf("step_kmaha(): `num_comp` (the output dimension) must be NULL or one whole number >= 1, e.g. num_comp = 2, not %s.",
           deparse1(num_comp))
   }

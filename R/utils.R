@@ -238,9 +238,15 @@ check_number <- function(v, arg, positive = FALSE, nonneg = FALSE) {
 }
 
 # A single whole number >= lower.
+# TRUE when `v` is one whole number >= lower (the test of check_count(),
+# for callers with messages of their own).
+is_count <- function(v, lower = 1L) {
+  is.numeric(v) && length(v) == 1L && !is.na(v) && is.finite(v) &&
+    v == round(v) && v >= lower
+}
+
 check_count <- function(v, arg, lower = 1L) {
-  if (!is.numeric(v) || length(v) != 1L || is.na(v) || !is.finite(v) ||
-      v != round(v) || v < lower) {
+  if (!is_count(v, lower)) {
     stopf("`%s` must be a single whole number >= %d.", arg, lower)
   }
   if (v > .Machine$integer.max) {
