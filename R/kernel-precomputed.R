@@ -63,7 +63,10 @@ check_precomputed_rows <- function(newdata, n, train_names = NULL, arg = "newdat
   }
   if (!is.null(train_names) && !is.null(colnames(newdata)) &&
       !identical(colnames(newdata), train_names)) {
-    if (!setequal(colnames(newdata), train_names) || anyDuplicated(colnames(newdata))) {
+    # (empty, missing or duplicated training names can only be matched
+    # in place)
+    if (!setequal(colnames(newdata), train_names) || anyDuplicated(colnames(newdata)) ||
+        anyDuplicated(train_names) || any(is.na(train_names) | !nzchar(train_names))) {
       stopf("The column names of `%s` are not the names of the training points (the row and column names of the training Gram matrix); give the columns those names, in any order, or none (then they are taken in the training order).",
             arg)
     }

@@ -275,14 +275,23 @@ check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
   if (!is.null(train_names) && !is.null(colnames(newdata))) {
     nd_names <- colnames(newdata)
     # A name that several columns share matches none of them for certain
-    # (indexing by name would take the first, silently): training columns
-    # with such names are matched by position, when newdata has the same
-    # names in the same order; a newdata name that is both a training
-    # column's and shared is an error.
-    if (anyDuplicated(train_names)) {
+    # (indexing by name would take the first, silently), and an empty or
+    # missing name matches nothing: training columns with such names are
+    # matched by position, when newdata has the same names in the same
+    # order; a newdata name that is both a training column's and shared is
+    # an error.
+    blank <- is.na(train_names) | !nzchar(train_names)
+    if (anyDuplicated(train_names) || any(blank)) {
       if (!identical(unname(nd_names), unname(train_names))) {
-        stopf("The model was trained on columns with duplicated names (%s), which cannot be matched by name: `%s` must have the training columns with the same names in the same order (or refit with unique names, e.g. colnames(x) <- make.unique(colnames(x))).",
-              paste(sQuote(unique(train_names[duplicated(train_names)]), FALSE), collapse = ", "), arg)
+        what <- if (any(blank)) {
+          sprintf("empty or missing names (column%s %s)", if (sum(blank) > 1L) "s" else "",
+                  paste(utils::head(which(blank), 5L), collapse = ", "))
+        } else {
+          sprintf("duplicated names (%s)",
+                  paste(sQuote(unique(train_names[duplicated(train_names)]), FALSE), collapse = ", "))
+        }
+        stopf("The model was trained on columns with %s, which cannot be matched by name: `%s` must have the training columns with the same names in the same order (or refit with unique names, e.g. colnames(x) <- make.unique(colnames(x))).",
+              what, arg)
       }
     } else {
       shared <- intersect(train_names, nd_names[duplicated(nd_names)])

@@ -215,6 +215,24 @@ test_that("duplicated column names are never matched to the wrong column", {
                fixed = TRUE)
 })
 
+test_that("empty column names are matched by position, never by name", {
+  # (mlbench.shapes() returns colnames c("x4", ""); was: predict() of the
+  # model on its own training matrix stopped with "subscript out of
+  # bounds")
+  x <- as.matrix(USArrests)
+  y <- factor(USArrests$Murder > 8, labels = c("low", "high"))
+  blank <- x
+  colnames(blank) <- c("a", "", "b", "c")
+  fit <- nca(blank, y)
+  ref <- nca(unname(x), y)
+  expect_identical(predict(fit, blank), predict(ref, unname(x)))
+  expect_identical(predict(kmaha(blank, y, kernel = "linear", learner = "nca"), blank),
+                   predict(kmaha(unname(x), y, kernel = "linear", learner = "nca"), unname(x)))
+  expect_error(predict(fit, blank[, 4:1]),
+               "The model was trained on columns with empty or missing names (column 2), which cannot be matched by name: `newdata` must have the training columns with the same names in the same order",
+               fixed = TRUE)
+})
+
 test_that("plot(which = \"kernel\") of a fit with a given kernel says so in words", {
   d <- USArrests
   d$hi <- factor(d$Murder > 8)
