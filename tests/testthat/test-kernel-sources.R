@@ -313,6 +313,15 @@ test_that("bad precomputed Gram matrices and kernel rows get clear errors", {
   colnames(Kt) <- paste0("q", 1:90)
   expect_error(predict(fn, Kt), "The column names of `newdata` are not the names of the training points",
                fixed = TRUE)
+  # a training point with an empty name is matched in place only (was:
+  # "subscript out of bounds" for the same names in another order)
+  nm <- c("", paste0("p", 2:90))
+  dimnames(K) <- list(nm, nm)
+  fb <- kmaha(K, d$y, learner = "dne", kernel = "precomputed")
+  colnames(Kt) <- nm
+  expect_identical(predict(fb, Kt), predict(fn, unname(Kt)))
+  expect_error(predict(fb, Kt[, 90:1]), "The column names of `newdata` are not the names of the training points",
+               fixed = TRUE)
   expect_error(kmaha(K, d$y, kernel = "precomputed", landmarks = 10),
                "`landmarks` (the Nystrom method) needs kernel values against landmark points",
                fixed = TRUE)
