@@ -36,9 +36,12 @@ names(cw) <- sub("^cpu\\.", "", names(cw))
 cat(sprintf("\ndefault CPU / ranger CPU: median %.2f (range %.2f-%.2f)\n", stats::median(cw$default / cw$ranger),
             min(cw$default / cw$ranger), max(cw$default / cw$ranger)))
 if ("default_lmnn_052" %in% names(cw)) {
-  cat(sprintf("default CPU / 0.5.2 LMNN default CPU: median %.2f (range %.2f-%.2f)\n",
-              stats::median(cw$default / cw$default_lmnn_052),
-              min(cw$default / cw$default_lmnn_052), max(cw$default / cw$default_lmnn_052)))
+  # (sets where a 0.5.2 default failed are left out of its ratios)
+  r052 <- cw$default / cw$default_lmnn_052
+  cat(sprintf("default CPU / 0.5.2 LMNN default CPU: median %.2f (range %.2f-%.2f)%s\n",
+              stats::median(r052, na.rm = TRUE), min(r052, na.rm = TRUE), max(r052, na.rm = TRUE),
+              if (anyNA(r052)) sprintf(", %d set(s) where 0.5.2 failed left out", sum(is.na(r052))) else ""))
   cat(sprintf("median CPU seconds: default %.2f, 0.5.2 LMNN default %.2f, ranger %.2f\n",
-              stats::median(cw$default), stats::median(cw$default_lmnn_052), stats::median(cw$ranger)))
+              stats::median(cw$default), stats::median(cw$default_lmnn_052, na.rm = TRUE),
+              stats::median(cw$ranger)))
 }

@@ -8,14 +8,21 @@
 #     learners, ranger (500 trees), ksvm (RBF, sigest) and glmnet
 #   R_LIBS=<library of 0.5.2> Rscript bench/default-accept.R old [out.csv] [sets]
 #     the 0.5.2 defaults kmaha(x, y, learner = "nca" | "lmnn" | "dne")
-# bench/default-accept-summary.R puts the two runs together.
+# bench/default-accept-summary.R puts the two runs together.  A fourth
+# argument `fresh` runs on the fourteen fresh sets of bench/fresh-data.R
+# instead (default files default_accept_fresh_<run>.csv).
 suppressMessages(library(kmaha))
-source("bench/accept-data.R")
+source("bench/fresh-data.R")
 args <- commandArgs(TRUE)
 which_run <- if (length(args) >= 1) args[1] else "new"
+fresh <- length(args) >= 4 && args[4] == "fresh"
 out <- if (length(args) >= 2 && nzchar(args[2])) args[2] else
-  sprintf("bench/results/default_accept_%s.csv", which_run)
-sets <- if (length(args) >= 3 && nzchar(args[3])) strsplit(args[3], ",")[[1]] else ACCEPT_SETS
+  sprintf("bench/results/default_accept_%s%s.csv", if (fresh) "fresh_" else "", which_run)
+all_sets <- if (fresh) FRESH_SETS else ACCEPT_SETS
+sets <- if (length(args) >= 3 && nzchar(args[3])) strsplit(args[3], ",")[[1]] else all_sets
+load_set <- if (fresh) fresh_load else accept_load
+split_set <- if (fresh) fresh_split else
+  function(d, s, r) holdout_split_data(d, seed = 7000 + 10 * match(s, ACCEPT_SETS) + r)
 options(kmaha.num_threads = 1)
 Sys.setenv(OMP_NUM_THREADS = "1")
 acc <- function(pred, y) mean(as.character(pred) == as.character(y))
@@ -58,10 +65,10 @@ methods_old <- list(
 methods <- if (which_run == "old") methods_old else methods_new
 rows <- list()
 for (s in sets) {
-  d <- tryCatch(accept_load(s), error = function(e) NULL)
+  d <- tryCatch(load_set(s), error = function(e) NULL)
   if (is.null(d)) { cat("unavailable:", s, "\n"); next }
   for (r in 1:3) {
-    sp <- holdout_split_data(d, seed = 7000 + 10 * match(s, ACCEPT_SETS) + r)
+    sp <- split_set(d, s, r)
     for (m in names(methods)) {
       res <- tryCatch(cpu(methods[[m]](sp, r)), error = function(e) e)
       row <- if (inherits(res, "error")) {
