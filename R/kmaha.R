@@ -91,8 +91,8 @@
 #'
 #' **The number of neighbours.** With `k` unset (`NULL`, the default),
 #' whenever kmaha() cross-validates (kernel choice, or `learner = "auto"`)
-#' each fold votes its held-out rows with k = 1, 3, 5, 7 and 9 neighbours
-#' (a regression also 12, 15 and 20) from one neighbour search (the k a
+#' each fold votes its held-out rows with k = 1, 3, 5, ..., 15 neighbours
+#' (a regression: 1, 3, 5, 7, 9, 12, 15 and 20) from one neighbour search (the k a
 #' fold's training part allows), and each
 #' pipeline is scored at its best k (the smallest on ties): on overlapping
 #' classes more neighbours vote better. The fitted model keeps that k (its
@@ -244,8 +244,8 @@
 #'   the kernel choice's own.
 #' @param k Neighbours of the kNN classifier (used by `predict()`, the
 #'   training accuracy and the cross-validation score); `NULL` (the default)
-#'   chooses it by cross-validation among 1, 3, 5, 7, 9 (a regression
-#'   also 12, 15, 20; see The number of neighbours).
+#'   chooses it by cross-validation among the odd k from 1 to 15 (a
+#'   regression: 1, 3, 5, 7, 9, 12, 15, 20; see The number of neighbours).
 #' @param learner_args A named list of further learner arguments.
 #' @param neighbors `"feature"` or `"input"`: where LMNN/DNE target
 #'   neighbours are found.

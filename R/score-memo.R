@@ -29,8 +29,11 @@ memo_max_tasks <- 2000L
 memo_max_bytes <- 64 * 2^20
 
 # The k the folds vote when their fits may be reused: 1 to memo_k_max (a
-# tuning grid's usual range, e.g. dials::neighbors()'s 1 to 10) and the k
-# asked for, as far as every fold's training part has neighbours.
+# tuning grid's usual range, e.g. dials::neighbors()'s 1 to 10), the k
+# that k = NULL considers (k_grid, or k_grid_regression for a numeric y)
+# and the k asked for, as far as every fold's training part has
+# neighbours: so a call with k unset and one with a given k share their
+# fits.
 memo_k_max <- 10L
 
 # The reuse plan of one scoring: NULL when reuse is off (option
@@ -43,7 +46,9 @@ score_memo_plan <- function(xs, y, fold_id, specs, neighbors, base, ks, settings
   # (kmaha() says precomputed = FALSE where score_candidates() says nothing)
   base$precomputed <- isTRUE(base$precomputed)
   n_train <- length(y) - max(tabulate(fold_id))
-  wide <- sort(unique(c(as.integer(ks), seq_len(max(0L, min(memo_k_max, n_train - 1L))))))
+  grid <- if (is.numeric(y)) k_grid_regression else k_grid
+  wide <- sort(unique(c(as.integer(ks), seq_len(max(0L, min(memo_k_max, n_train - 1L))),
+                        grid[grid <= n_train - 1L])))
   opts <- settings$options
   list(ks = wide,
        prefix = md5_of(list(settings$version, xs, y, fold_id, specs, neighbors, base,

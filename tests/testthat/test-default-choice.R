@@ -19,7 +19,7 @@ test_that("one neighbour search votes every k as separate searches do", {
 test_that("scores at every k equal scoring with that k alone", {
   x <- as.matrix(iris[, 1:4])
   grid <- score_candidates(x, iris$Species, learner = "dne", seed = 3)
-  expect_identical(grid$k, c(1L, 3L, 5L, 7L, 9L))
+  expect_identical(grid$k, c(1L, 3L, 5L, 7L, 9L, 11L, 13L, 15L))
   for (kk in c(1L, 5L)) {
     one <- score_candidates(x, iris$Species, learner = "dne", k = kk, seed = 3)
     expect_equal(unname(grid$accuracy_k[, , paste0("k", kk)]), unname(one$accuracy))

@@ -200,7 +200,7 @@ test_that("with k unset a regression considers k up to 20, classes up to 9", {
   expect_identical(dimnames(sc$accuracy_k)[[3]], paste0("k", sc$k))
   expect_true(all(sc$curve$k %in% sc$k))
   expect_identical(score_candidates(x, factor(y > 0), kernels = ks, seed = 1)$k,
-                   c(1L, 3L, 5L, 7L, 9L))
+                   c(1L, 3L, 5L, 7L, 9L, 11L, 13L, 15L))
   # only the k every fold's training part allows: 24 rows in 5 folds leave
   # 19 training rows, so at most 18 neighbours
   expect_identical(score_candidates(x[1:24, ], y[1:24], kernels = ks, seed = 1)$k,

@@ -50,7 +50,7 @@ test_that("a fit at another k takes the stored fold fits and equals a fit that f
                fixed = TRUE)
   expect_no_match(printed(first$kernel_choice$cv),
                   "earlier call", fixed = TRUE)
-  # k unset (k = 1, 3, 5, 7, 9 considered): read from the stored votes
+  # k unset (the odd k from 1 to 15 considered): read from the stored votes
   unset <- kmaha(d$x, d$y, seed = 3)
   expect_gte(unset$kernel_choice$cv$reused, 15L)
   same_scores(fresh_fit(d$x, d$y, seed = 3), unset)
@@ -119,7 +119,7 @@ test_that("score_candidates() with stored fits equals scoring them all", {
                             score_candidates(d$x, d$y, seed = 8, learner = "dne"))
   expect_identical(b$curve, c0$curve)
   expect_identical(b$correct_k, c0$correct_k)
-  expect_identical(dimnames(b$accuracy_k)[[3]], paste0("k", c(1, 3, 5, 7, 9)))
+  expect_identical(dimnames(b$accuracy_k)[[3]], paste0("k", seq(1, 15, by = 2)))
 })
 
 test_that("the store keeps at most memo_max_tasks results, the oldest going first", {
