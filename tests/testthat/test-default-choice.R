@@ -32,6 +32,21 @@ test_that("scores at every k equal scoring with that k alone", {
   expect_equal(grid$curve$mean[ok], m[ok, , drop = FALSE][cbind(seq_along(best), best)])
 })
 
+test_that("on overlapping classes k beyond 9 is considered and can win", {
+  # two classes 0.8 standard deviations apart: held-out rows are voted
+  # best by many neighbours (0.6.0 stopped at k = 9)
+  set.seed(5)
+  n <- 300
+  y <- factor(rep(c("a", "b"), each = n / 2))
+  x <- matrix(rnorm(n * 2), n)
+  x[y == "b", 1] <- x[y == "b", 1] + 0.8
+  sc <- kmaha(x, y, kernel = "linear", seed = 1)$kernel_choice$cv
+  expect_identical(max(sc$k), 15L)
+  expect_true(any(sc$curve$k > 9L))
+  m <- apply(sc$accuracy_k, c(1, 3), mean)
+  expect_identical(sc$curve$k, sc$k[apply(m, 1, which.max)])
+})
+
 test_that("learner = \"auto\" scores each learner as it would be scored alone", {
   x <- as.matrix(iris[, 1:4])
   auto <- score_candidates(x, iris$Species, k = 1, seed = 2)
