@@ -43,12 +43,8 @@ if (collection %in% c("accept", "fresh")) {
 }
 sets <- if (length(args) >= 2 && nzchar(args[2])) strsplit(args[2], ",")[[1]] else dev_sets
 options(kmaha.num_threads = 1)
-ns <- asNamespace("kmaha")
-set_const <- function(name, value) {
-  unlockBinding(name, ns)
-  assign(name, value, envir = ns)
-}
-orig_grid <- get("k_grid", envir = ns)
+orig_grid <- get("k_grid", envir = asNamespace("kmaha"))
+set_grid <- function(value) utils::assignInNamespace("k_grid", value, "kmaha")
 
 grids <- list(
   k1_9 = c(1L, 3L, 5L, 7L, 9L),
@@ -85,9 +81,9 @@ for (s in sets) {
   if (is.null(d)) next
   for (r in seq_len(n_splits)) {
     sp <- split_of(d, s, r)
-    set_const("k_grid", sort(unique(c(widest, grid_ks(grids$sqrt_n, nrow(sp$xtr))))))
+    set_grid(sort(unique(c(widest, grid_ks(grids$sqrt_n, nrow(sp$xtr))))))
     sc <- suppressWarnings(score_candidates(sp$xtr, sp$ytr, seed = r))
-    set_const("k_grid", orig_grid)
+    set_grid(orig_grid)
     base <- acc(knn_classify(sp$xs, sp$ytr, sp$xt)$class, sp$yte)
     fits <- list()
     for (g in names(grids)) {

@@ -192,7 +192,7 @@ test_that("predict() takes the formula's own variables (knots, constants) from i
                "`newdata` lacks column(s) used in training: 'breaks'.", fixed = TRUE)
 })
 
-test_that("duplicated column names are never matched to the wrong column", {
+test_that("duplicated or empty column names are never matched to the wrong column", {
   x <- as.matrix(USArrests)
   y <- factor(USArrests$Murder > 8, labels = c("low", "high"))
   dup <- x
@@ -208,28 +208,21 @@ test_that("duplicated column names are never matched to the wrong column", {
   expect_error(predict(fit, dup[, 4:1]),
                "The model was trained on columns with duplicated names ('a'), which cannot be matched by name",
                fixed = TRUE)
+  # an empty name is matched by position too (mlbench.shapes() returns
+  # colnames c("x4", ""); was: predict() of the model on its own training
+  # matrix stopped with "subscript out of bounds")
+  blank <- x
+  colnames(blank) <- c("a", "", "b", "c")
+  expect_identical(predict(nca(blank, y), blank), predict(ref, unname(x)))
+  expect_identical(predict(kmaha(blank, y, kernel = "linear", learner = "nca"), blank),
+                   predict(kmaha(unname(x), y, kernel = "linear", learner = "nca"), unname(x)))
+  expect_error(predict(nca(blank, y), blank[, 4:1]),
+               "The model was trained on columns with empty or missing names (column 2), which cannot be matched by name: `newdata` must have the training columns with the same names in the same order",
+               fixed = TRUE)
   # a newdata with two columns of a training column's name
   fit2 <- nca(x, y)
   expect_error(predict(fit2, cbind(x, Murder = 0)),
                "`newdata` has several columns named 'Murder'; the model's column of that name cannot be told among them. Keep one.",
-               fixed = TRUE)
-})
-
-test_that("empty column names are matched by position, never by name", {
-  # (mlbench.shapes() returns colnames c("x4", ""); was: predict() of the
-  # model on its own training matrix stopped with "subscript out of
-  # bounds")
-  x <- as.matrix(USArrests)
-  y <- factor(USArrests$Murder > 8, labels = c("low", "high"))
-  blank <- x
-  colnames(blank) <- c("a", "", "b", "c")
-  fit <- nca(blank, y)
-  ref <- nca(unname(x), y)
-  expect_identical(predict(fit, blank), predict(ref, unname(x)))
-  expect_identical(predict(kmaha(blank, y, kernel = "linear", learner = "nca"), blank),
-                   predict(kmaha(unname(x), y, kernel = "linear", learner = "nca"), unname(x)))
-  expect_error(predict(fit, blank[, 4:1]),
-               "The model was trained on columns with empty or missing names (column 2), which cannot be matched by name: `newdata` must have the training columns with the same names in the same order",
                fixed = TRUE)
 })
 
