@@ -1,0 +1,27 @@
+# What a user coming from kknn, caret's knnreg or parsnip's kknn engine
+# found trying the regression (mlkr(), kmaha() with a numeric response and
+# the frameworks' regression modes) on data no other test uses (trees,
+# stackloss, MASS::hills): each test failed before its fix.
+
+test_that("k and weights in learner_args are refused as model settings, not as options mlkr() lacks", {
+  # (was: "mlkr() takes no option(s) 'learner_args$weights'; it takes dim,
+  # init, ...", but mlkr() has a `weights` argument)
+  expect_error(kmaha(Volume ~ ., data = trees, kernel = "linear",
+                     learner_args = list(weights = "uniform")),
+               "'learner_args$weights' sets the k-NN regression of mlkr()'s model, not its learner, so it cannot be a learner option: give the number of neighbours as the call's own `k` (kmaha(k = ), the frameworks' `neighbors`), and choose `k` and `weights` (\"distance\", \"uniform\" or \"kernel\") of a fitted model at prediction, with predict(fit, k = , weights = ).",
+               fixed = TRUE)
+  expect_error(score_candidates(as.matrix(stackloss[, 1:3]), stackloss$stack.loss,
+                                learner_args = list(k = 3, weights = "kernel")),
+               "'learner_args$k' and 'learner_args$weights' set the k-NN regression",
+               fixed = TRUE)
+  # a genuine unknown option keeps its message
+  expect_error(kmaha(Volume ~ ., data = trees, kernel = "linear", learner_args = list(mu = 1)),
+               "mlkr() takes no option(s) 'learner_args$mu'; it takes dim, init, lambda, max_iter, tol, verbose.",
+               fixed = TRUE)
+  # what the message advises works
+  fit <- kmaha(Volume ~ ., data = trees, kernel = "linear", k = 3)
+  expect_identical(fit$k, 3L)
+  expect_identical(predict(fit, trees[1:4, ], weights = "uniform"),
+                   predict(mlkr(Volume ~ ., data = trees, k = 3), trees[1:4, ],
+                           weights = "uniform"))
+})
