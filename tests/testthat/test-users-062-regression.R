@@ -25,3 +25,19 @@ test_that("k and weights in learner_args are refused as model settings, not as o
                    predict(mlkr(Volume ~ ., data = trees, k = 3), trees[1:4, ],
                            weights = "uniform"))
 })
+
+test_that("on too few rows for the folds, a regression's hint names a regression learner", {
+  # (was: "... (e.g. kernel = \"linear\", learner = \"nca\", k = 1) ...",
+  # and learner = "nca" is an error with a numeric response)
+  x <- as.matrix(stackloss[1:4, 1:3])
+  y <- stackloss$stack.loss[1:4]
+  expect_error(kmaha(x, y),
+               "`cv_folds` (5) must not exceed the number of training rows (4). kmaha() chooses its kernel, learner and k by 5-fold cross-validation: set `cv_folds` to at most 4, or give the kernel, the learner and k (e.g. kernel = \"linear\", learner = \"mlkr\", k = 1), which need none.",
+               fixed = TRUE)
+  # the hint's example fits
+  fit <- kmaha(x, y, kernel = "linear", learner = "mlkr", k = 1)
+  expect_s3_class(fit, "kmaha_regression")
+  # classes keep theirs
+  expect_error(kmaha(iris[c(1, 2, 51, 52), 1:4], droplevels(iris$Species[c(1, 2, 51, 52)])),
+               "(e.g. kernel = \"linear\", learner = \"nca\", k = 1)", fixed = TRUE)
+})
