@@ -41,3 +41,17 @@ test_that("on too few rows for the folds, a regression's hint names a regression
   expect_error(kmaha(iris[c(1, 2, 51, 52), 1:4], droplevels(iris$Species[c(1, 2, 51, 52)])),
                "(e.g. kernel = \"linear\", learner = \"nca\", k = 1)", fixed = TRUE)
 })
+
+test_that("a formula without a response asks mlkr() for a numeric one, not class labels", {
+  # (was: "`formula` needs a response: the class labels on the left, as in
+  # Species ~ .")
+  expect_error(mlkr(~ Girth + Height, data = trees),
+               "`formula` needs a response: the numeric response on the left, as in mpg ~ .",
+               fixed = TRUE)
+  expect_error(kmaha(~ Girth + Height, data = trees),
+               "`formula` needs a response: the class labels (or a numeric response, for a regression) on the left, as in Species ~ . or mpg ~ .",
+               fixed = TRUE)
+  expect_error(nca(~ Sepal.Length + Sepal.Width, data = iris),
+               "`formula` needs a response: the class labels on the left, as in Species ~ .",
+               fixed = TRUE)
+})
