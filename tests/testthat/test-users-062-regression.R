@@ -55,3 +55,23 @@ test_that("a formula without a response asks mlkr() for a numeric one, not class
                "`formula` needs a response: the class labels on the left, as in Species ~ .",
                fixed = TRUE)
 })
+
+test_that("autoplot() of a regression's scores does not put screen R^2 on the RMSE axis", {
+  skip_if_not_installed("ggplot2")
+  data(hills, package = "MASS", envir = environment())
+  s <- score_candidates(time ~ ., data = hills, seed = 1)
+  cu <- s$curve
+  scored <- cu$kind == "kernel" & !is.na(cu$mean)
+  # the fast strategy's screen left kernels out, with their screen scores
+  expect_true(any(cu$kind == "kernel" & is.na(cu$mean) & !is.na(cu$screen)))
+  p <- ggplot2::autoplot(s)
+  # (was: every screened kernel drawn at its held-out R^2, in [0, 1], on an
+  # axis of RMSE in minutes)
+  expect_setequal(p$data$candidate, cu$label[scored])
+  expect_equal(sort(p$data$y), sort(cu$mean[scored]))
+  expect_true(all(p$data$status == "scored by the learner"))
+  # classification keeps its screen triangles (DNE accuracy, the axis's scale)
+  sc <- score_candidates(Species ~ ., data = iris, seed = 1, learner = "nca")
+  pc <- ggplot2::autoplot(sc)
+  expect_true(any(pc$data$status != "scored by the learner"))
+})
