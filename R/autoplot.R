@@ -206,8 +206,11 @@ autoplot.kmaha_cv <- function(object, ...) {
   }
   ker$log_sigma <- log10(ker$sigma)
   scored <- ker[ker$status == "scored by the learner", ]
+  # (a line joins two or more scored kernels: the fast strategy may score
+  # one, and ggplot2 complains of a line through a single point)
   g <- ggplot2::ggplot(ker, ggplot2::aes(x = .data$log_sigma, y = .data$y)) +
-    ggplot2::geom_line(data = scored, colour = "grey30") +
+    if (nrow(scored) > 1L) ggplot2::geom_line(data = scored, colour = "grey30")
+  g <- g +
     ggplot2::geom_errorbar(data = scored, ggplot2::aes(ymin = .data$lo, ymax = .data$hi),
                            width = 0.04, colour = "grey30") +
     ggplot2::geom_point(ggplot2::aes(shape = .data$status), size = 2) +

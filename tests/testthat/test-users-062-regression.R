@@ -75,3 +75,19 @@ test_that("autoplot() of a regression's scores does not put screen R^2 on the RM
   pc <- ggplot2::autoplot(sc)
   expect_true(any(pc$data$status != "scored by the learner"))
 })
+
+test_that("autoplot() of a choice that scored one kernel draws it without ggplot2's complaint", {
+  skip_if_not_installed("ggplot2")
+  fit <- kmaha(Volume ~ ., data = trees, seed = 1)
+  cu <- fit$kernel_choice$cv$curve
+  expect_identical(sum(cu$kind == "kernel" & !is.na(cu$mean)), 1L)
+  p <- ggplot2::autoplot(fit, which = "kernel")
+  # (was: "`geom_line()`: Each group consists of only one observation.",
+  # when drawn)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(print(p))
+  b <- ggplot2::ggplot_build(p)
+  # the kernel is still drawn, with its bar
+  expect_true(any(vapply(b$data, function(l) nrow(l) == 1L && "ymin" %in% names(l), NA)))
+})
