@@ -50,13 +50,15 @@ model_data <- function(call, env, row_ids = FALSE, generic = NULL) {
   }
   terms <- attr(mf, "terms")
   if (attr(terms, "response") == 0L) {
-    # (MLKR regresses a numeric response; kmaha() and score_candidates()
-    # take either)
+    # (a regression learner takes a numeric response; kmaha() and
+    # score_candidates() either)
+    g <- generic %||% ""
     stopf("`formula` needs a response: %s",
-          switch(generic %||% "",
-                 mlkr = "the numeric response on the left, as in mpg ~ .",
-                 kmaha = , score_candidates = "the class labels (or a numeric response, for a regression) on the left, as in Species ~ . or mpg ~ .",
-                 "the class labels on the left, as in Species ~ ."))
+          if (g %in% c("kmaha", "score_candidates"))
+            "the class labels (or a numeric response, for a regression) on the left, as in Species ~ . or mpg ~ ."
+          else if (g %in% builtin_learners("regression"))
+            "the numeric response on the left, as in mpg ~ ."
+          else "the class labels on the left, as in Species ~ .")
   }
   if (nrow(mf) == 0L) {
     stopf("No rows of `data` are left to fit: `subset` and `na.action` (which by default drops the rows with a missing value in a variable of the formula) left out every row.")

@@ -220,7 +220,7 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
                                          kpca_method = "full"))
   }
   fold_id <- make_folds(strata_of(y), folds, arg_folds,
-                        learner = if (is.numeric(y)) "mlkr" else "nca")
+                        learner = if (is.numeric(y)) builtin_learners("regression")[1] else "nca")
   ks <- score_ks(k, y, fold_id)
   run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
