@@ -44,7 +44,9 @@ class_legend <- function(p, title = "class") {
 #'   the mean CV accuracy against \eqn{\log_{10}\sigma}{log10(sigma)} with bars of one
 #'   standard deviation over the folds; kernels the screen of the fast
 #'   strategy did not pass to the learner are triangles at their screen
-#'   accuracy (see [score_candidates()]), candidates without a bandwidth
+#'   accuracy (see [score_candidates()]; a regression's screen score, the
+#'   held-out \eqn{R^2} of kernel ridge regression, is not on the RMSE axis,
+#'   so a regression draws only the kernels MLKR scored), candidates without a bandwidth
 #'   (Euclidean k-NN, the linear learner, the unweighted sum of `kernel =
 #'   "auto"`) are horizontal reference lines, and the chosen candidate, when
 #'   there is one, is circled in red (a thick red line for a reference
@@ -173,7 +175,11 @@ autoplot.kmaha_cv <- function(object, ...) {
   d$lo <- d$mean - ifelse(is.na(d$sd), 0, d$sd)
   d$hi <- d$mean + ifelse(is.na(d$sd), 0, d$sd)
   # a base kernel the screen did not pass to the learner: its screen score
-  screened_out <- d$kind == "kernel" & is.na(d$mean) & !is.na(d$screen)
+  # (a classification's, an accuracy on the axis's scale; a regression's
+  # screen score is a held-out R^2 of kernel ridge regression, not an RMSE,
+  # so those kernels are not drawn)
+  screened_out <- d$kind == "kernel" & is.na(d$mean) & !is.na(d$screen) &
+    !is_regression_scores(object)
   d$status <- ifelse(screened_out, "screen only (DNE on 32 KPCA components)",
                      "scored by the learner")
   d$y <- ifelse(screened_out, d$screen, d$mean)
@@ -200,8 +206,11 @@ autoplot.kmaha_cv <- function(object, ...) {
   }
   ker$log_sigma <- log10(ker$sigma)
   scored <- ker[ker$status == "scored by the learner", ]
+  # (a line joins two or more scored kernels: the fast strategy may score
+  # one, and ggplot2 complains of a line through a single point)
   g <- ggplot2::ggplot(ker, ggplot2::aes(x = .data$log_sigma, y = .data$y)) +
-    ggplot2::geom_line(data = scored, colour = "grey30") +
+    if (nrow(scored) > 1L) ggplot2::geom_line(data = scored, colour = "grey30")
+  g <- g +
     ggplot2::geom_errorbar(data = scored, ggplot2::aes(ymin = .data$lo, ymax = .data$hi),
                            width = 0.04, colour = "grey30") +
     ggplot2::geom_point(ggplot2::aes(shape = .data$status), size = 2) +

@@ -5,7 +5,7 @@
 # Evaluate the model frame of a captured call (formula, data, subset,
 # na.action) in `env`.  Returns x (numeric matrix), y (response) and the
 # pieces needed to rebuild x from new data.
-model_data <- function(call, env, row_ids = FALSE) {
+model_data <- function(call, env, row_ids = FALSE, generic = NULL) {
   nm <- names(call) %||% rep("", length(call))
   if (!"formula" %in% nm && length(call) >= 2L && !nzchar(nm[2L])) {
     names(call)[2L] <- "formula"
@@ -50,7 +50,15 @@ model_data <- function(call, env, row_ids = FALSE) {
   }
   terms <- attr(mf, "terms")
   if (attr(terms, "response") == 0L) {
-    stopf("`formula` needs a response: the class labels on the left, as in Species ~ .")
+    # (a regression learner takes a numeric response; kmaha() and
+    # score_candidates() either)
+    g <- generic %||% ""
+    stopf("`formula` needs a response: %s",
+          if (g %in% c("kmaha", "score_candidates"))
+            "the class labels (or a numeric response, for a regression) on the left, as in Species ~ . or mpg ~ ."
+          else if (g %in% builtin_learners("regression"))
+            "the numeric response on the left, as in mpg ~ ."
+          else "the class labels on the left, as in Species ~ .")
   }
   if (nrow(mf) == 0L) {
     stopf("No rows of `data` are left to fit: `subset` and `na.action` (which by default drops the rows with a missing value in a variable of the formula) left out every row.")
@@ -174,7 +182,7 @@ formula_method <- function(call, env, fit_fun, dots, generic) {
                       setdiff(names(formals(fit_fun)), c("x", "y", "..."))),
                     generic)
   rows_named <- has_row_options(dots)
-  md <- model_data(call, env, row_ids = rows_named)
+  md <- model_data(call, env, row_ids = rows_named, generic = generic)
   if (rows_named) dots <- formula_row_options(dots, md$rows, md$n_data)
   fit <- do.call(fit_fun, c(list(md$x, md$y), dots))
   fit$terms <- md$terms

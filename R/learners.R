@@ -309,6 +309,15 @@ builtin_spec <- function(name, args, argname = function(a) a) {
   rec <- learner_record(name)
   known <- learner_option_names(name)
   unknown <- setdiff(names(args), known)
+  # an argument of the learner's function that sets its model (MLKR's `k`
+  # and `weights`: the k-NN regression), not the learner: saying the
+  # function "takes no option" of that name would contradict its usage
+  model <- intersect(unknown, rec$model_options)
+  if (length(model)) {
+    stopf("%s %s the k-NN regression of %s's model, not its learner, so it cannot be a learner option: give the number of neighbours as the call's own `k` (kmaha(k = ), the frameworks' `neighbors`), and choose `k` and `weights` (\"distance\", \"uniform\" or \"kernel\") of a fitted model at prediction, with predict(fit, k = , weights = ).",
+          paste(sQuote(vapply(model, argname, ""), FALSE), collapse = " and "),
+          if (length(model) > 1L) "set" else "sets", learner_fun_label(name))
+  }
   if (length(unknown)) {
     stopf("%s takes no option(s) %s; it takes %s.", learner_fun_label(name),
           paste(sQuote(vapply(unknown, argname, ""), FALSE), collapse = ", "),

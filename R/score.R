@@ -219,7 +219,8 @@ score_fit <- function(xs, y, spec, type, kernels, folds, k, neighbors, base, see
     base <- utils::modifyList(base, list(rank = large$rank, large = NULL,
                                          kpca_method = "full"))
   }
-  fold_id <- make_folds(strata_of(y), folds, arg_folds)
+  fold_id <- make_folds(strata_of(y), folds, arg_folds,
+                        learner = if (is.numeric(y)) builtin_learners("regression")[1] else "nca")
   ks <- score_ks(k, y, fold_id)
   run <- score_run(xs, y, specs, cands, fold_id, ks, strategy, shortlist, base, neighbors, ctx)
   sc <- new_scores(run, cands, fold_id, strategy, ks, specs)
@@ -780,8 +781,9 @@ with_selection <- function(scores, sel) {
 
 # Stratified fold labels 1..v: within each class the rows are shuffled and
 # dealt round-robin, the deal continuing across classes so fold sizes differ
-# by at most one.  `arg` names the argument in messages.
-make_folds <- function(y, folds, arg = "folds") {
+# by at most one.  `arg` names the argument in messages; `learner` the
+# learner its hint gives as an example (a regression's is "mlkr").
+make_folds <- function(y, folds, arg = "folds", learner = "nca") {
   n <- length(y)
   if (is.numeric(folds) && length(folds) == 1L) {
     v <- check_count(folds, arg, lower = 2L)
@@ -789,8 +791,8 @@ make_folds <- function(y, folds, arg = "folds") {
       # (kmaha()'s cv_folds is 5 unless set: on a handful of rows the user
       # meets an argument they never gave, so say what chose by CV)
       hint <- if (identical(arg, "cv_folds")) {
-        sprintf(" kmaha() chooses its kernel, learner and k by %d-fold cross-validation: set `cv_folds` to at most %d, or give the kernel, the learner and k (e.g. kernel = \"linear\", learner = \"nca\", k = 1), which need none.",
-                v, n)
+        sprintf(" kmaha() chooses its kernel, learner and k by %d-fold cross-validation: set `cv_folds` to at most %d, or give the kernel, the learner and k (e.g. kernel = \"linear\", learner = \"%s\", k = 1), which need none.",
+                v, n, learner)
       } else ""
       stopf("`%s` (%d) must not exceed the number of training rows (%d).%s", arg, v, n, hint)
     }

@@ -157,7 +157,7 @@ test_that("bad input to a regression is refused with errors naming the argument"
     list(quote(kmaha(d$x, replace(d$y, 2, NA))),
          "`y` contains missing values (NA/NaN). Remove those rows first."),
     list(quote(kmaha(d$x, d$y, learner_args = list(k = 3))),
-         "mlkr() takes no option(s) 'learner_args$k'; it takes dim, init, lambda, max_iter, tol, verbose."),
+         "'learner_args$k' sets the k-NN regression of mlkr()'s model, not its learner, so it cannot be a learner option: give the number of neighbours as the call's own `k` (kmaha(k = ), the frameworks' `neighbors`), and choose `k` and `weights` (\"distance\", \"uniform\" or \"kernel\") of a fitted model at prediction, with predict(fit, k = , weights = )."),
     list(quote(kmaha(d$x, d$y, kernel = "align")),
          "`kernel = \"align\"` aligns the kernels with the class labels, but `y` is a numeric response; for a regression use kernel = \"auto\", \"cv\", \"unweighted\", \"linear\" or a kernel object."),
     list(quote(score_candidates(d$x, d$y, learner = "lmnn")),
