@@ -722,7 +722,8 @@ new_scores <- function(run, cands, fold_id, strategy, ks, specs) {
                       label = labels,
                       learner = rows$learner,
                       sigma = vapply(cands, function(cd) as.double(cd$sigma), 0)[rows$cand],
-                      k = ks[kbest],
+                      # (NA for a pipeline no fold scored: it has no best k)
+                      k = ifelse(is.na(mu), NA_integer_, ks[kbest]),
                       mean = mu, sd = sdv, n_ok = n_ok, dropped = run$dropped[rows$cand],
                       degenerate = degenerate[rows$cand], screen = screen[rows$cand],
                       stringsAsFactors = FALSE)

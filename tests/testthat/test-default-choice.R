@@ -29,6 +29,10 @@ test_that("scores at every k equal scoring with that k alone", {
   ok <- !is.na(m[, 1])
   best <- apply(m[ok, , drop = FALSE], 1, which.max)
   expect_identical(grid$curve$k[ok], grid$k[best])
+  # a row no fold scored (a kernel the screen left out) has no best k
+  # (was: k = 1, the first of the grid, in print(), summary() and tidy())
+  expect_true(any(!ok))
+  expect_identical(grid$curve$k[!ok], rep(NA_integer_, sum(!ok)))
   expect_equal(grid$curve$mean[ok], m[ok, , drop = FALSE][cbind(seq_along(best), best)])
 })
 
