@@ -193,7 +193,12 @@ check_response <- function(y, n, arg = "y") {
     stopf("`%s` must be a numeric vector (one response per row), not a %s.", arg,
           class(y)[1])
   }
-  if (!is.numeric(y) || inherits(y, c("Date", "POSIXt", "difftime"))) {
+  if (inherits(y, c("Date", "POSIXt", "difftime"))) {
+    # (a date or a duration has a unit the fit would silently drop)
+    stopf("`%s` must be a numeric vector, not %s: regress a number in the unit you mean, e.g. as.numeric(%s) (days since 1970-01-01 for a Date) or as.numeric(%s, units = \"hours\") for a difftime.",
+          arg, class(y)[1], arg, arg)
+  }
+  if (!is.numeric(y)) {
     stopf("`%s` must be a numeric vector, not %s.", arg, class(y)[1])
   }
   if (length(y) != n) {

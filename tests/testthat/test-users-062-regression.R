@@ -91,3 +91,14 @@ test_that("autoplot() of a choice that scored one kernel draws it without ggplot
   # the kernel is still drawn, with its bar
   expect_true(any(vapply(b$data, function(l) nrow(l) == 1L && "ymin" %in% names(l), NA)))
 })
+
+test_that("mlkr() of a Date or difftime response says how to make it a number", {
+  x <- as.matrix(trees[, c("Girth", "Height")])
+  d <- as.Date("2020-01-01") + round(trees$Volume)
+  # (was: "`y` must be a numeric vector, not Date.", with no way out)
+  expect_error(mlkr(x, d),
+               "`y` must be a numeric vector, not Date: regress a number in the unit you mean, e.g. as.numeric(y) (days since 1970-01-01 for a Date) or as.numeric(y, units = \"hours\") for a difftime.",
+               fixed = TRUE)
+  expect_error(mlkr(x, as.difftime(trees$Volume, units = "mins")),
+               "`y` must be a numeric vector, not difftime: regress a number", fixed = TRUE)
+})
