@@ -106,7 +106,8 @@ cv_kernel <- function(x, y, learner = "nca", kernels = paper_kernels(),
   check_dots_empty("cv_kernel()", ..., hint = "Pass learner options in `learner_args`.")
   strategy <- match_choice(strategy, c("fast", "exhaustive"), "strategy")
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, TRUE, rank,
-                         tol, seed, landmarks, landmark_method, num_threads, type = "cv")
+                         tol, seed, landmarks, landmark_method, num_threads, type = "cv",
+                         caller = "cv_kernel()")
   a$scale <- NA
   base <- list(rank = a$rank, tol = a$tol, landmarks = a$landmarks,
                landmark_method = a$landmark_method)

@@ -395,7 +395,7 @@ kmaha.default <- function(x, y = NULL, learner = "auto", kernel = "auto", k = NU
 # of a given kernel.
 check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels, scale,
                               rank, tol, seed, landmarks, landmark_method, num_threads,
-                              type, precomputed = FALSE, kernel = NULL) {
+                              type, precomputed = FALSE, kernel = NULL, caller = "kmaha()") {
   neighbors <- match_choice(neighbors, c("feature", "input"), "neighbors")
   landmark_method <- match_choice(landmark_method, c("random", "kmeans++"), "landmark_method")
   x <- if (precomputed) check_precomputed_gram(x, "x", if (!is.null(y) && is.null(dim(y))) length(y)) else
@@ -427,7 +427,7 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   scale <- check_flag(scale, "scale")
   ctx <- kmaha_context(num_threads)
   learner_args <- check_learner_args(learner_args)
-  specs <- if (regression) regression_specs(learner, learner_args) else
+  specs <- if (regression) regression_specs(learner, learner_args, caller = caller) else
     learner_specs(learner, learner_args)
   # pairs given to a pair learner: checked against the rows of x
   if (!regression && length(specs) == 1L) {

@@ -22,12 +22,13 @@
 # (the records with task = "regression": MLKR), a regression learner's name
 # that one; a classifier's name, or a function, is an error naming
 # `learner`.
-regression_specs <- function(learner, args, argname = function(a) paste0("learner_args$", a)) {
+regression_specs <- function(learner, args, argname = function(a) paste0("learner_args$", a),
+                             caller = "kmaha()") {
   reg <- builtin_learners("regression")
   name <- if (is.character(learner) && length(learner) == 1L && !is.na(learner)) tolower(learner)
   if (is.null(name) || !name %in% c("auto", reg)) {
-    stopf("`y` is numeric, so kmaha() fits a regression, which `learner = %s` cannot: use learner = %s (%s), or give class labels as a factor.",
-          if (is.null(name)) "<a function>" else dQuote(learner, FALSE),
+    stopf("`y` is numeric, so %s fits a regression, which `learner = %s` cannot: use learner = %s (%s), or give class labels as a factor.",
+          caller, if (is.null(name)) "<a function>" else dQuote(learner, FALSE),
           or_words(dQuote(c("auto", reg), FALSE)),
           paste(vapply(reg, function(nm) learner_record(nm)$description %||% learner_label(nm), ""),
                 collapse = ", "))

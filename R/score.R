@@ -179,7 +179,8 @@ score_candidates.default <- function(x, y, learner = "auto", candidates = c("aut
   candidates <- match_choice(candidates, c("auto", "kernels"), "candidates")
   a <- check_choice_args(x, y, learner, k, learner_args, neighbors, kernels, scale, rank,
                          tol, seed, landmarks, landmark_method, num_threads,
-                         type = if (candidates == "auto") "auto" else "cv")
+                         type = if (candidates == "auto") "auto" else "cv",
+                         caller = "score_candidates()")
   strategy <- match_choice(strategy, c("fast", "exhaustive"), "strategy")
   if (!is.null(shortlist)) shortlist <- check_count(shortlist, "shortlist")
   prep <- fit_scaling(a$x, a$scale)

@@ -161,7 +161,10 @@ test_that("bad input to a regression is refused with errors naming the argument"
     list(quote(kmaha(d$x, d$y, kernel = "align")),
          "`kernel = \"align\"` aligns the kernels with the class labels, but `y` is a numeric response; for a regression use kernel = \"auto\", \"cv\", \"unweighted\", \"linear\" or a kernel object."),
     list(quote(score_candidates(d$x, d$y, learner = "lmnn")),
-         "`y` is numeric, so kmaha() fits a regression, which `learner = \"lmnn\"` cannot: use learner = \"auto\" or \"mlkr\" (metric learning for kernel regression), or give class labels as a factor.")
+         "`y` is numeric, so score_candidates() fits a regression, which `learner = \"lmnn\"` cannot: use learner = \"auto\" or \"mlkr\" (metric learning for kernel regression), or give class labels as a factor."),
+    # (was: "... so kmaha() fits ...", a function the user did not call)
+    list(quote(cv_kernel(d$x, d$y)),
+         "`y` is numeric, so cv_kernel() fits a regression, which `learner = \"nca\"` cannot: use learner = \"auto\" or \"mlkr\"")
   )
   for (case in cases) expect_error(eval(case[[1]]), case[[2]], fixed = TRUE)
 })
@@ -190,7 +193,7 @@ test_that("kernel = \"cv\" takes the screened base kernel of lowest CV RMSE", {
   expect_identical(fit$k, cv$curve$k[cv$best])
 })
 
-test_that("with k unset a regression considers k up to 20, classes up to 9", {
+test_that("with k unset a regression considers k up to 20, classes up to 15", {
   set.seed(21)
   x <- matrix(rnorm(120 * 2), 120, 2)
   y <- x[, 1] + 0.3 * rnorm(120)
@@ -198,7 +201,9 @@ test_that("with k unset a regression considers k up to 20, classes up to 9", {
   sc <- score_candidates(x, y, kernels = ks, seed = 1)
   expect_identical(sc$k, c(1L, 3L, 5L, 7L, 9L, 12L, 15L, 20L))
   expect_identical(dimnames(sc$accuracy_k)[[3]], paste0("k", sc$k))
-  expect_true(all(sc$curve$k %in% sc$k))
+  scored <- !is.na(sc$curve$mean)
+  expect_true(all(sc$curve$k[scored] %in% sc$k))
+  expect_true(all(is.na(sc$curve$k[!scored])))
   expect_identical(score_candidates(x, factor(y > 0), kernels = ks, seed = 1)$k,
                    c(1L, 3L, 5L, 7L, 9L, 11L, 13L, 15L))
   # only the k every fold's training part allows: 24 rows in 5 folds leave
