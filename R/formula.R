@@ -221,6 +221,15 @@ check_exact_names <- function(typed, formal_names, fun) {
   invisible(NULL)
 }
 
+# check_exact_names() for a default (matrix) method: the names of the call
+# that reached it, as typed, against its formals.  Called first thing in the
+# method, as check_typed_names("lfda").  (A user of the CRAN package lfda
+# writes `r = 2` for the dimension; R would take it as `reg = 2`.)
+check_typed_names <- function(fun) {
+  check_exact_names(typed_arg_names(sys.call(-1L), parent.frame(2L)),
+                    setdiff(names(formals(sys.function(-1L))), "..."), fun)
+}
+
 # "a", "a or b", "a, b or c"
 or_list <- function(x) {
   if (length(x) < 2L) return(x)

@@ -78,6 +78,7 @@ itml <- function(x, ...) UseMethod("itml")
 itml.default <- function(x, y = NULL, pairs = NULL, similar = NULL, gamma = 1,
                          bounds = NULL, prior = "identity", n_pairs = NULL,
                          max_iter = 1000, tol = 1e-3, scale = TRUE, ...) {
+  check_typed_names("itml")
   check_dots_empty("itml()", ...)
   pair_front_end("itml", x, y, pairs, similar, scale, match.call(),
                  list(pairs = pairs, similar = similar, gamma = gamma,

@@ -122,6 +122,7 @@ lfda <- function(x, ...) UseMethod("lfda")
 lfda.default <- function(x, y, dim = NULL, k = 7,
                          metric = c("weighted", "orthonormalized", "plain"),
                          reg = 1e-3, scale = TRUE, ...) {
+  check_typed_names("lfda")
   check_dots_empty("lfda()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")

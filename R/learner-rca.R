@@ -82,6 +82,7 @@ rca <- function(x, ...) UseMethod("rca")
 #' @export
 rca.default <- function(x, y = NULL, chunks = NULL, dim = NULL, ridge = NULL,
                         scale = TRUE, ...) {
+  check_typed_names("rca")
   check_dots_empty("rca()", ...)
   x <- check_x(x, "x")
   if (is.null(y) && is.null(chunks)) {
