@@ -11,9 +11,14 @@ check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
   S <- argname("similar")
   if (is.data.frame(pairs)) pairs <- as.matrix(pairs)
   if (!is.matrix(pairs) || ncol(pairs) != 2L || !(is.numeric(pairs) || is.logical(pairs) && all(is.na(pairs)))) {
+    an <- function(w) paste(if (grepl("^[aeiou]", w)) "an" else "a", w)
     stopf("`%s` must be a two-column numeric matrix of row indices of `x`, one pair per row, not %s.", P,
-          if (is.matrix(pairs)) sprintf("a %s matrix with %d column(s)", typeof(pairs), ncol(pairs))
-          else sprintf("a %s", class(pairs)[1]))
+          if (is.matrix(pairs)) sprintf("%s matrix with %d column%s", an(typeof(pairs)), ncol(pairs),
+                                        if (ncol(pairs) == 1L) "" else "s")
+          else if (is.atomic(pairs) && is.null(dim(pairs)))
+            sprintf("%s vector of length %d%s", an(typeof(pairs)), length(pairs),
+                    if (length(pairs) == 2L) " (one pair is the one-row matrix rbind(c(i, j)))" else "")
+          else an(class(pairs)[1]))
   }
   m <- nrow(pairs)
   if (m == 0L) stopf("`%s` has no rows: %s needs similar and dissimilar pairs.", P, fun)

@@ -38,3 +38,15 @@ test_that("the default methods refuse a partial argument name, as the formula me
   f <- lfda(type ~ ., data = MASS::Pima.tr, dim = 2)
   expect_equal(unname(f$L), unname(lfda(x, y, dim = 2)$L))
 })
+
+test_that("pairs of the wrong shape are described in plain words", {
+  x <- pima_x()
+  # (was: "... not a integer matrix with 1 column(s).")
+  expect_error(mmc(x, pairs = matrix(1:4, ncol = 1), similar = c(1, -1, 1, -1)),
+               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not an integer matrix with 1 column.",
+               fixed = TRUE)
+  # one pair as a plain vector, as metric-learn users write it (was: "... not a numeric.")
+  expect_error(itml(x, pima_y(), pairs = c(1, 5), similar = 1),
+               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a double vector of length 2 (one pair is the one-row matrix rbind(c(i, j))).",
+               fixed = TRUE)
+})
