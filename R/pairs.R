@@ -22,27 +22,7 @@ check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
   }
   m <- nrow(pairs)
   if (m == 0L) stopf("`%s` has no rows: %s needs similar and dissimilar pairs.", P, fun)
-  if (anyNA(pairs)) {
-    stopf("`%s` contains missing values (row %d): every pair needs two row indices of `x`.", P,
-          which(rowSums(is.na(pairs)) > 0L)[1])
-  }
-  bad <- which(!is.finite(pairs) | pairs != round(pairs))
-  if (length(bad)) {
-    r <- (bad[1] - 1L) %% m + 1L
-    stopf("`%s` must hold whole numbers (row indices of `x`); row %d has %s.", P,
-          r, format(pairs[bad[1]]))
-  }
-  out <- which(pairs < 1 | pairs > n)
-  if (length(out)) {
-    r <- (out[1] - 1L) %% m + 1L
-    stopf("`%s` row %d refers to row %s of `x`, which has %d rows.", P, r,
-          format(pairs[out[1]]), n)
-  }
-  self <- which(pairs[, 1] == pairs[, 2])
-  if (length(self)) {
-    stopf("`%s` row %d pairs row %d of `x` with itself; a pair needs two different rows.", P,
-          self[1], as.integer(pairs[self[1], 1]))
-  }
+  check_pair_rows(pairs, n, P)
   if (is.null(similar)) {
     stopf("`%s` is missing: give one value per row of `%s`, 1 (similar) or -1 (dissimilar).", S, P)
   }
@@ -80,6 +60,35 @@ check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
   }
   dimnames(pairs) <- NULL
   list(pairs = pairs, similar = as.double(similar))
+}
+
+# The row indices of a two-column numeric matrix `pairs` (argument name P)
+# checked against the n rows of `of` ("x"; "data" for the rows of a formula's
+# data, see pairs_to_frame()): present, whole, in range, two different rows.
+check_pair_rows <- function(pairs, n, P, of = "x") {
+  m <- nrow(pairs)
+  if (anyNA(pairs)) {
+    stopf("`%s` contains missing values (row %d): every pair needs two row indices of `%s`.", P,
+          which(rowSums(is.na(pairs)) > 0L)[1], of)
+  }
+  bad <- which(!is.finite(pairs) | pairs != round(pairs))
+  if (length(bad)) {
+    r <- (bad[1] - 1L) %% m + 1L
+    stopf("`%s` must hold whole numbers (row indices of `%s`); row %d has %s.", P, of,
+          r, format(pairs[bad[1]]))
+  }
+  out <- which(pairs < 1 | pairs > n)
+  if (length(out)) {
+    r <- (out[1] - 1L) %% m + 1L
+    stopf("`%s` row %d refers to row %s of `%s`, which has %d rows.", P, r,
+          format(pairs[out[1]]), of, n)
+  }
+  self <- which(pairs[, 1] == pairs[, 2])
+  if (length(self)) {
+    stopf("`%s` row %d pairs row %d of `%s` with itself; a pair needs two different rows.", P,
+          self[1], as.integer(pairs[self[1], 1]), of)
+  }
+  invisible(NULL)
 }
 
 # The default number of pairs drawn from c classes: 20 c^2 similar and as

@@ -50,3 +50,56 @@ test_that("pairs of the wrong shape are described in plain words", {
                "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a double vector of length 2 (one pair is the one-row matrix rbind(c(i, j))).",
                fixed = TRUE)
 })
+
+test_that("with the formula interface, bad pairs are reported as rows of `data`", {
+  d <- bwt()
+  # (was: "`pairs` row 3 refers to row 300 of `x`, which has 187 rows.")
+  expect_error(mmc(low ~ age + lwt, data = d, pairs = cbind(c(1, 2, 4), c(5, 6, 300)),
+                   similar = c(1, -1, 1)),
+               "`pairs` row 3 refers to row 300 of `data`, which has 189 rows.", fixed = TRUE)
+  # (was: "`pairs` row 3 pairs row 3 of `x` with itself; ...": row 4 of
+  # data is row 3 of the model frame)
+  expect_error(itml(low ~ age + lwt, data = d, pairs = cbind(c(1, 2, 4), c(5, 6, 4)),
+                    similar = c(1, -1, 1)),
+               "`pairs` row 3 pairs row 4 of `data` with itself; a pair needs two different rows.",
+               fixed = TRUE)
+  expect_error(mmc(low ~ age + lwt, data = d, pairs = cbind(c(1, 2, 4), c(5, 6, 7.5)),
+                   similar = c(1, -1, 1)),
+               "`pairs` must hold whole numbers (row indices of `data`); row 3 has 7.5.", fixed = TRUE)
+  # also when no row is left out (was: "... of `x`, which has 189 rows.")
+  d$age[c(3, 10)] <- 20
+  expect_error(mmc(low ~ age + lwt, data = d, pairs = cbind(c(1, 2), c(5, 190)), similar = c(1, -1)),
+               "`pairs` row 2 refers to row 190 of `data`, which has 189 rows.", fixed = TRUE)
+  # and through kmaha()
+  expect_error(kmaha(low ~ age + lwt, data = bwt(), learner = "mmc", kernel = "linear",
+                     learner_args = list(pairs = cbind(c(1, 2), c(5, 300)), similar = c(1, -1))),
+               "`learner_args$pairs` row 2 refers to row 300 of `data`, which has 189 rows.",
+               fixed = TRUE)
+  # good pairs are still renumbered into the rows kept: the default method
+  # on those rows gives the same metric
+  pr <- cbind(c(1, 2, 4, 5, 20), c(6, 7, 8, 9, 21))
+  s <- c(1, 1, -1, -1, 1)
+  fit <- mmc(low ~ age + lwt, data = bwt(), pairs = pr, similar = s)
+  keep <- setdiff(seq_len(189), c(3, 10))
+  ref <- mmc(as.matrix(bwt()[keep, c("age", "lwt")]), bwt()$low[keep],
+             pairs = matrix(match(pr, keep), ncol = 2), similar = s)
+  expect_equal(unname(fit$L), unname(ref$L))
+})
+
+test_that("with the formula interface, chunks of the wrong length are counted against `data`", {
+  d <- bwt()
+  # (was: "`chunks` has length 100 but `x` has 187 rows; they must match.")
+  expect_error(rca(low ~ age + lwt, data = d, chunks = rep(1:10, length.out = 100)),
+               "`chunks` has length 100 but `data` has 189 rows; with the formula interface chunks give one chunklet id per row of `data` (NA for a row in no chunklet).",
+               fixed = TRUE)
+  # (was: "RCA on the 2 standardized input columns (its `x`): `chunks` has length 100 but `x` has 187 rows; ...")
+  expect_error(kmaha(low ~ age + lwt, data = d, learner = "rca", kernel = "linear",
+                     learner_args = list(chunks = rep(1:10, length.out = 100))),
+               "`learner_args$chunks` has length 100 but `data` has 189 rows; with the formula interface chunks give one chunklet id per row of `data` (NA for a row in no chunklet).",
+               fixed = TRUE)
+  # one id per row of data: the rows left out drop their ids
+  ch <- rep(NA, 189)
+  ch[c(1, 2, 3, 4, 11:20)] <- rep(1:7, each = 2)
+  fit <- rca(low ~ age + lwt, data = d, chunks = ch)
+  expect_identical(c(fit$n_chunklets, fit$n_chunklet_points), c(6L, 12L))
+})
