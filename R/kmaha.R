@@ -432,6 +432,7 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   # pairs given to a pair learner: checked against the rows of x
   if (!regression && length(specs) == 1L) {
     specs[[1]] <- check_given_pairs(specs[[1]], nrow(x), y, type, precomputed)
+    specs[[1]] <- check_given_chunks(specs[[1]], nrow(x))
   }
   # learner = "auto" leaves out the learners whose target neighbours no
   # class can give (LMNN and DNE want k + 1 members); a named learner, or

@@ -133,11 +133,21 @@ check_chunks <- function(chunks, n, arg = "chunks") {
   codes
 }
 
+# The chunks given to kmaha() for RCA's spec, checked against the n rows of
+# `x` up front with kmaha()'s argument name (learner_args$chunks).
+check_given_chunks <- function(spec, n) {
+  if (isTRUE(spec$builtin) && identical(spec$name, "rca") && !is.null(spec$opts$chunks)) {
+    check_chunks(spec$opts$chunks, n, spec$argname("chunks"))
+  }
+  spec
+}
+
 # The fitter (fit_map()): coordinates z (n x r), labels y (or NULL when
-# chunks are given).
-fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALSE) {
+# chunks are given).  `argname` renders option names in messages.
+fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALSE,
+                        argname = function(a) a) {
   chunks <- if (!is.null(o$chunks)) {
-    check_chunks(o$chunks, nrow(z))
+    check_chunks(o$chunks, nrow(z), argname("chunks"))
   } else {
     if (is.null(y)) stopf("rca() needs chunklets: give `chunks` or class labels `y`.")
     codes <- as.integer(y) - 1L
@@ -178,7 +188,7 @@ learner_rca <- function() list(
   options = function(args, argname) rca_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_rca_map(spec$opts, z, y, ctx, store_covariance = keep_square(spec, z),
-                principal = principal)
+                principal = principal, argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) {
     list(dim = nrow(fit$L), ridge = fit$ridge,

@@ -103,3 +103,21 @@ test_that("with the formula interface, chunks of the wrong length are counted ag
   fit <- rca(low ~ age + lwt, data = d, chunks = ch)
   expect_identical(c(fit$n_chunklets, fit$n_chunklet_points), c(6L, 12L))
 })
+
+test_that("chunks given to kmaha() are checked up front and named as learner_args$chunks", {
+  x <- as.matrix(pima_x())
+  y <- pima_y()
+  # (was: "RCA on the KPCA components (its `x`): `chunks` has length 10 but `x` has 200 rows; they must match.")
+  expect_error(kmaha(x, y, learner = "rca", kernel = rbf_kernel(0.1),
+                     learner_args = list(chunks = 1:10)),
+               "`learner_args$chunks` has length 10 but `x` has 200 rows; they must match.",
+               fixed = TRUE)
+  expect_error(kmaha(x, y, learner = "rca", kernel = rbf_kernel(0.1),
+                     learner_args = list(chunks = as.list(1:200))),
+               "`learner_args$chunks` must be a vector of chunklet ids, one per row of `x`.",
+               fixed = TRUE)
+  expect_error(kmaha(x, y, learner = "rca", kernel = "linear",
+                     learner_args = list(chunks = rep(NA, 200))),
+               "`learner_args$chunks` has no chunklet with 2 or more rows: a chunklet says which points belong together, so it needs at least two.",
+               fixed = TRUE)
+})
