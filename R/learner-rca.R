@@ -161,8 +161,9 @@ fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALS
   res <- core_rca_fit(zz, chunks, o$dim %||% 0L, ctx, ridge = o$ridge %||% -1,
                       principal = principal)
   if (is.null(o$ridge) && res$ridge_added) {
-    warnf("The within-chunklet covariance is singular (rank %d of %d): RCA added a ridge of %s (1e-6 times its largest eigenvalue). Set `ridge` to choose it, or `dim` <= %d to reduce to the directions the chunklets vary in.",
-          res$rank, length(res$c_eigenvalues), format(signif(res$ridge, 3)), res$rank)
+    warnf("The within-chunklet covariance is singular (rank %d of %d): RCA added a ridge of %s (1e-6 times its largest eigenvalue). Set `%s` to choose it, or `%s` <= %d to reduce to the directions the chunklets vary in.",
+          res$rank, length(res$c_eigenvalues), format(signif(res$ridge, 3)), argname("ridge"),
+          argname("dim"), res$rank)
   }
   span <- res$span_rank > 0L
   list(map = res$L,

@@ -121,3 +121,17 @@ test_that("chunks given to kmaha() are checked up front and named as learner_arg
                "`learner_args$chunks` has no chunklet with 2 or more rows: a chunklet says which points belong together, so it needs at least two.",
                fixed = TRUE)
 })
+
+test_that("RCA's singular-covariance warning names kmaha()'s arguments", {
+  x <- as.matrix(pima_x())
+  y <- pima_y()
+  ch <- rep(NA, 200)
+  ch[1:10] <- rep(1:5, each = 2)
+  # (was: "... Set `ridge` to choose it, or `dim` <= 5 ...")
+  expect_warning(kmaha(x, y, learner = "rca", kernel = "linear", learner_args = list(chunks = ch)),
+                 "Set `learner_args$ridge` to choose it, or `learner_args$dim` <= 5 to reduce to the directions the chunklets vary in.",
+                 fixed = TRUE)
+  # rca() itself names its own arguments
+  expect_warning(rca(x, chunks = ch),
+                 "Set `ridge` to choose it, or `dim` <= 5 to reduce", fixed = TRUE)
+})
