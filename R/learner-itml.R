@@ -140,8 +140,8 @@ fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(
   pr <- learner_pairs(o, z, y, "itml()")
   prior <- if (is.matrix(o$prior)) o$prior
   if (!is.null(prior) && ncol(prior) != ncol(z)) {
-    stopf("`prior` is %d x %d but the learner receives %d coordinates; they must match.",
-          nrow(prior), ncol(prior), ncol(z))
+    stopf("`%s` is %d x %d but the learner receives %d coordinates; they must match.",
+          argname("prior"), nrow(prior), ncol(prior), ncol(z))
   }
   zz <- z
   dimnames(zz) <- NULL

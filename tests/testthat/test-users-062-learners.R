@@ -135,3 +135,12 @@ test_that("RCA's singular-covariance warning names kmaha()'s arguments", {
   expect_warning(rca(x, chunks = ch),
                  "Set `ridge` to choose it, or `dim` <= 5 to reduce", fixed = TRUE)
 })
+
+test_that("an ITML prior of the wrong size through kmaha() is named learner_args$prior", {
+  x <- as.matrix(pima_x())
+  # (was: "ITML on the 7 standardized input columns (its `x`): `prior` is 2 x 2 but ...")
+  expect_error(kmaha(x, pima_y(), learner = "itml", kernel = "linear",
+                     learner_args = list(prior = diag(2))),
+               "`learner_args$prior` is 2 x 2 but the learner receives 7 coordinates; they must match.",
+               fixed = TRUE)
+})
