@@ -117,6 +117,11 @@ rca_opts <- function(args, argname) {
 
 # Chunklet ids to 0-based integer codes (NA: in no chunklet).
 check_chunks <- function(chunks, n, arg = "chunks") {
+  if (is.list(chunks) && !is.data.frame(chunks)) {
+    # dml::rca()'s form: a list of row-index vectors, one per chunklet
+    stopf("`%s` must be a vector of chunklet ids, one per row of `x`, not a list. For a list of row indices, one element per chunklet, give ids <- rep(NA, nrow(x)); ids[unlist(chunks)] <- rep(seq_along(chunks), lengths(chunks)).",
+          arg)
+  }
   if (is.list(chunks) || !is.null(dim(chunks)) ||
       !(is.atomic(chunks) || is.factor(chunks))) {
     stopf("`%s` must be a vector of chunklet ids, one per row of `x`.", arg)

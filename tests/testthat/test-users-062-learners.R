@@ -114,7 +114,7 @@ test_that("chunks given to kmaha() are checked up front and named as learner_arg
                fixed = TRUE)
   expect_error(kmaha(x, y, learner = "rca", kernel = rbf_kernel(0.1),
                      learner_args = list(chunks = as.list(1:200))),
-               "`learner_args$chunks` must be a vector of chunklet ids, one per row of `x`.",
+               "`learner_args$chunks` must be a vector of chunklet ids, one per row of `x`, not a list.",
                fixed = TRUE)
   expect_error(kmaha(x, y, learner = "rca", kernel = "linear",
                      learner_args = list(chunks = rep(NA, 200))),
@@ -143,4 +143,18 @@ test_that("an ITML prior of the wrong size through kmaha() is named learner_args
                      learner_args = list(prior = diag(2))),
                "`learner_args$prior` is 2 x 2 but the learner receives 7 coordinates; they must match.",
                fixed = TRUE)
+})
+
+test_that("chunks as dml::rca()'s list of row indices is an error that shows the conversion", {
+  x <- pima_x()
+  ch <- list(c(1, 5, 9), c(2, 7), c(3, 4, 8))
+  # (was: "`chunks` must be a vector of chunklet ids, one per row of `x`.")
+  expect_error(rca(x, chunks = ch),
+               "`chunks` must be a vector of chunklet ids, one per row of `x`, not a list. For a list of row indices, one element per chunklet, give ids <- rep(NA, nrow(x)); ids[unlist(chunks)] <- rep(seq_along(chunks), lengths(chunks)).",
+               fixed = TRUE)
+  # the conversion it shows gives the chunklets meant
+  ids <- rep(NA, nrow(x))
+  ids[unlist(ch)] <- rep(seq_along(ch), lengths(ch))
+  fit <- suppressWarnings(rca(x, chunks = ids))
+  expect_identical(c(fit$n_chunklets, fit$n_chunklet_points), c(3L, 8L))
 })
