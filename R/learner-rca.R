@@ -91,7 +91,7 @@ rca.default <- function(x, y = NULL, chunks = NULL, dim = NULL, ridge = NULL,
   if (!is.null(y)) y <- check_y(y, nrow(x), "y")
   ctx <- kmaha_context()
   spec <- public_spec("rca", list(chunks = chunks, dim = dim, ridge = ridge))
-  if (!is.null(chunks)) spec$opts$chunks <- check_chunks(chunks, nrow(x))
+  if (!is.null(chunks)) spec$opts$chunks <- check_chunks(chunks, nrow(x), warn = TRUE)
   scale <- check_flag(scale, "scale")
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_rca",
@@ -115,8 +115,11 @@ rca_opts <- function(args, argname) {
   list(dim = opt_dim(get_arg("dim"), argname), ridge = ridge, chunks = args$chunks)
 }
 
-# Chunklet ids to 0-based integer codes (NA: in no chunklet).
-check_chunks <- function(chunks, n, arg = "chunks") {
+# Chunklet ids to 0-based integer codes (NA: in no chunklet).  `warn`: say
+# so when -1 is an id (metric-learn's and RECA's mark of a row in no
+# chunklet; here those rows would form one chunklet): once per fit, where
+# the user's ids are first checked (rca.default(), check_given_chunks()).
+check_chunks <- function(chunks, n, arg = "chunks", warn = FALSE) {
   if (is.list(chunks) && !is.data.frame(chunks)) {
     # dml::rca()'s form: a list of row-index vectors, one per chunklet
     stopf("`%s` must be a vector of chunklet ids, one per row of `x`, not a list. For a list of row indices, one element per chunklet, give ids <- rep(NA, nrow(x)); ids[unlist(chunks)] <- rep(seq_along(chunks), lengths(chunks)).",
@@ -128,6 +131,10 @@ check_chunks <- function(chunks, n, arg = "chunks") {
   }
   if (length(chunks) != n) {
     stopf("`%s` has length %d but `x` has %d rows; they must match.", arg, length(chunks), n)
+  }
+  if (warn && is.numeric(chunks) && any(chunks == -1, na.rm = TRUE)) {
+    warnf("`%s` has %d rows with id -1, which RCA takes as one chunklet. If -1 marks rows in no chunklet (as in metric-learn and the RECA package), set those ids to NA (ids[ids == -1] <- NA).",
+          arg, sum(chunks == -1, na.rm = TRUE))
   }
   codes <- as.integer(factor(chunks)) - 1L
   sizes <- tabulate(codes + 1L)
@@ -142,7 +149,7 @@ check_chunks <- function(chunks, n, arg = "chunks") {
 # `x` up front with kmaha()'s argument name (learner_args$chunks).
 check_given_chunks <- function(spec, n) {
   if (isTRUE(spec$builtin) && identical(spec$name, "rca") && !is.null(spec$opts$chunks)) {
-    check_chunks(spec$opts$chunks, n, spec$argname("chunks"))
+    check_chunks(spec$opts$chunks, n, spec$argname("chunks"), warn = TRUE)
   }
   spec
 }

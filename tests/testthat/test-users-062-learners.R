@@ -158,3 +158,27 @@ test_that("chunks as dml::rca()'s list of row indices is an error that shows the
   fit <- suppressWarnings(rca(x, chunks = ids))
   expect_identical(c(fit$n_chunklets, fit$n_chunklet_points), c(3L, 8L))
 })
+
+test_that("chunk id -1 (metric-learn's and RECA's 'in no chunklet') is warned about", {
+  x <- pima_x()
+  y <- pima_y()
+  ch <- rep(-1, 200)
+  ch[1:12] <- rep(1:6, each = 2)
+  # (was: silent; the 188 rows with -1 made one chunklet)
+  expect_warning(fit <- rca(x, y, chunks = ch),
+                 "`chunks` has 188 rows with id -1, which RCA takes as one chunklet. If -1 marks rows in no chunklet (as in metric-learn and the RECA package), set those ids to NA (ids[ids == -1] <- NA).",
+                 fixed = TRUE)
+  # the fit is unchanged: the ids are taken as given
+  expect_identical(c(fit$n_chunklets, fit$n_chunklet_points), c(7L, 200L))
+  # once through kmaha(), by its argument name
+  w <- character()
+  withCallingHandlers(kmaha(x, y, learner = "rca", kernel = "linear", learner_args = list(chunks = ch)),
+                      warning = function(cnd) {
+                        w <<- c(w, conditionMessage(cnd))
+                        invokeRestart("muffleWarning")
+                      })
+  expect_identical(sum(startsWith(w, "`learner_args$chunks` has 188 rows with id -1")), 1L)
+  # NA, the documented mark, warns of nothing
+  ch[ch == -1] <- NA
+  expect_silent(rca(x, y, chunks = ch, ridge = 0.01))
+})
