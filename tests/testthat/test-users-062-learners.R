@@ -182,3 +182,16 @@ test_that("chunk id -1 (metric-learn's and RECA's 'in no chunklet') is warned ab
   ch[ch == -1] <- NA
   expect_silent(rca(x, y, chunks = ch, ridge = 0.01))
 })
+
+test_that("summary() of a model fitted without labels says so instead of printing empty class sizes", {
+  x <- pima_x()
+  fit <- mmc(x, pairs = cbind(1:4, 5:8), similar = c(1, 1, -1, -1))
+  out <- capture.output(summary(fit))
+  # (was: "Class sizes:", "< table of extent 0 >" and "Training accuracy: NA (...)")
+  expect_true("Class labels: none (fitted from pairs or chunklets; transform only)" %in% out)
+  expect_false(any(grepl("table of extent 0|Class sizes|Training accuracy", out)))
+  # a labelled fit still shows both
+  out <- capture.output(summary(rca(x, pima_y())))
+  expect_true("Class sizes:" %in% out)
+  expect_true(any(startsWith(out, "Training accuracy: ")))
+})
