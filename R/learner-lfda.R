@@ -66,7 +66,10 @@
 #'
 #' The CRAN package \pkg{lfda} uses `knn = 5` and `metric =
 #' "orthonormalized"` by default, and normalizes eigenvectors to unit length;
-#' `lfda(x, y, k = 5, metric = "orthonormalized")` spans its subspace.
+#' `lfda(x, y, k = 5, metric = "orthonormalized", reg = 0, scale = FALSE)`
+#' spans its subspace (its `r` is `dim` here). With the defaults
+#' `scale = TRUE` (columns standardized, which changes the affinities) and
+#' `reg = 0.001` the subspace differs.
 #'
 #' **p >> n.** Both scatters vanish outside the span of the centred
 #' training points. When `ncol(x) >= nrow(x)` the problem is solved on the

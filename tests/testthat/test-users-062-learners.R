@@ -195,3 +195,23 @@ test_that("summary() of a model fitted without labels says so instead of printin
   expect_true("Class sizes:" %in% out)
   expect_true(any(startsWith(out, "Training accuracy: ")))
 })
+
+test_that("the call ?lfda gives for the CRAN package lfda's subspace gives it", {
+  skip_without("lfda")
+  skip_without("mlbench")
+  e <- new.env()
+  utils::data("Vehicle", package = "mlbench", envir = e)
+  x <- as.matrix(e$Vehicle[, 1:18])
+  y <- e$Vehicle$Class
+  theirs <- lfda::lfda(x, y, r = 4, knn = 5, metric = "orthonormalized")
+  # the call the help page names (it named the one without reg = 0 and
+  # scale = FALSE, whose subspace is far from lfda's: cosines down to 0.64)
+  rd <- paste(capture.output(tools::Rd2txt(tools::Rd_db("kmaha")[["lfda.Rd"]],
+                                           options = list(underline_titles = FALSE))),
+              collapse = " ")
+  expect_true(grepl('lfda(x, y, k = 5, metric = "orthonormalized", reg = 0, scale = FALSE)',
+                    gsub("\\s+", " ", rd), fixed = TRUE))
+  ours <- lfda(x, y, dim = 4, k = 5, metric = "orthonormalized", reg = 0, scale = FALSE)
+  cosines <- svd(crossprod(qr.Q(qr(theirs$T)), qr.Q(qr(t(ours$L)))))$d
+  expect_equal(cosines, rep(1, 4), tolerance = 1e-6)
+})
