@@ -169,6 +169,13 @@ pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
   if (is.null(y) && is.null(pairs)) {
     stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
   }
+  # metric-learn's fit(pairs, y): y holding the pairs' +1/-1
+  if (!is.null(pairs) && is.null(similar) && !is.null(y) && is.null(dim(y)) &&
+      NROW(pairs) != nrow(x) && length(y) == NROW(pairs) && is.numeric(y) &&
+      all(y %in% c(1, -1))) {
+    stopf("`y` has one value of 1 or -1 per pair and `similar` is missing: give the pairs' labels as `similar` (%s(x, pairs = , similar = )); `y` is for class labels of the rows of `x`.",
+          name)
+  }
   if (!is.null(y)) y <- check_y(y, nrow(x), "y")
   ctx <- kmaha_context()
   spec <- public_spec(name, args)

@@ -215,3 +215,16 @@ test_that("the call ?lfda gives for the CRAN package lfda's subspace gives it", 
   cosines <- svd(crossprod(qr.Q(qr(theirs$T)), qr.Q(qr(t(ours$L)))))$d
   expect_equal(cosines, rep(1, 4), tolerance = 1e-6)
 })
+
+test_that("the pairs' +1/-1 given as `y` (metric-learn's fit(pairs, y)) points to `similar`", {
+  x <- pima_x()
+  pr <- cbind(c(1, 2, 3), c(4, 5, 6))
+  # (was: "`y` has length 3 but `x` has 200 rows; they must match.")
+  expect_error(mmc(x, y = c(1, -1, 1), pairs = pr),
+               "`y` has one value of 1 or -1 per pair and `similar` is missing: give the pairs' labels as `similar` (mmc(x, pairs = , similar = )); `y` is for class labels of the rows of `x`.",
+               fixed = TRUE)
+  expect_error(itml(x, c(1, -1, 1), pr), "give the pairs' labels as `similar` (itml(x, pairs = , similar = ))",
+               fixed = TRUE)
+  # as `similar` they fit
+  expect_s3_class(mmc(x, pairs = pr, similar = c(1, -1, 1)), "kmaha_mmc")
+})
