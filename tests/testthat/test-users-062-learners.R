@@ -227,4 +227,9 @@ test_that("the pairs' +1/-1 given as `y` (metric-learn's fit(pairs, y)) points t
                fixed = TRUE)
   # as `similar` they fit
   expect_s3_class(mmc(x, pairs = pr, similar = c(1, -1, 1)), "kmaha_mmc")
+  # the same through kmaha() (was: "`y` has length 3 but `x` has 200 rows; they must match.")
+  expect_error(kmaha(as.matrix(x), c(1, -1, 1), learner = "itml", kernel = rbf_kernel(1),
+                     learner_args = list(pairs = pr)),
+               "`y` has one value of 1 or -1 per pair and `learner_args$similar` is missing: give the pairs' labels as `learner_args$similar`; `y` is for class labels of the rows of `x` (and may be left out).",
+               fixed = TRUE)
 })
