@@ -378,6 +378,11 @@ check_learner_args <- function(learner_args) {
       (is.null(names(learner_args)) || any(!nzchar(names(learner_args)))))) {
     stopf("`learner_args` must be a named list of learner arguments, e.g. list(lambda = 0.1).")
   }
+  dup <- unique(names(learner_args)[duplicated(names(learner_args))])
+  if (length(dup)) {
+    stopf("`learner_args` names %s more than once (only the first would be used): give each option once.",
+          paste(sQuote(dup, FALSE), collapse = ", "))
+  }
   reserved <- intersect(names(learner_args), c("x", "y", "scale"))
   if (length(reserved)) {
     stopf("`learner_args` must not set %s: kmaha() supplies it.",

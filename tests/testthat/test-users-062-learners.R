@@ -233,3 +233,12 @@ test_that("the pairs' +1/-1 given as `y` (metric-learn's fit(pairs, y)) points t
                "`y` has one value of 1 or -1 per pair and `learner_args$similar` is missing: give the pairs' labels as `learner_args$similar`; `y` is for class labels of the rows of `x` (and may be left out).",
                fixed = TRUE)
 })
+
+test_that("an option named twice in learner_args is an error, not the first one silently", {
+  x <- as.matrix(pima_x())
+  # (was: fitted with gamma = 2, the second gamma ignored)
+  expect_error(kmaha(x, pima_y(), learner = "itml", kernel = "linear",
+                     learner_args = list(gamma = 2, gamma = 3)),
+               "`learner_args` names 'gamma' more than once (only the first would be used): give each option once.",
+               fixed = TRUE)
+})
