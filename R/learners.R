@@ -272,8 +272,9 @@ learner_specs <- function(learner, args = list(),
   takes <- lapply(auto, learner_option_names)
   none <- setdiff(names(shared), unlist(takes))
   if (length(none)) {
-    stopf("With learner = \"auto\", %s is an option of none of the learners (%s); the options they take: %s.",
+    stopf("With learner = \"auto\", %s %s of none of the learners (%s); the options they take: %s.",
           paste(sQuote(vapply(none, argname, ""), FALSE), collapse = ", "),
+          if (length(none) == 1L) "is an option" else "are options",
           paste(vapply(auto, learner_label, ""), collapse = ", "),
           paste(sort(unique(unlist(takes))), collapse = ", "))
   }

@@ -242,3 +242,12 @@ test_that("an option named twice in learner_args is an error, not the first one 
                "`learner_args` names 'gamma' more than once (only the first would be used): give each option once.",
                fixed = TRUE)
 })
+
+test_that("pair options given with learner = \"auto\" are reported in plain grammar", {
+  x <- as.matrix(pima_x())
+  # (was: "'learner_args$pairs', 'learner_args$similar' is an option of none of ...")
+  expect_error(kmaha(x, pima_y(), learner = "auto", kernel = "linear",
+                     learner_args = list(pairs = cbind(1:2, 3:4), similar = c(1, -1))),
+               "With learner = \"auto\", 'learner_args$pairs', 'learner_args$similar' are options of none of the learners (NCA, LMNN, DNE)",
+               fixed = TRUE)
+})
