@@ -145,10 +145,12 @@ check_chunks <- function(chunks, n, arg = "chunks", warn = FALSE) {
   codes
 }
 
-# The chunks given to kmaha() for RCA's spec, checked against the n rows of
-# `x` up front with kmaha()'s argument name (learner_args$chunks).
+# The chunks given to kmaha() for a learner that takes them (RCA: "chunks"
+# among its record's row_options), checked against the n rows of `x` up
+# front with kmaha()'s argument name (learner_args$chunks).
 check_given_chunks <- function(spec, n) {
-  if (isTRUE(spec$builtin) && identical(spec$name, "rca") && !is.null(spec$opts$chunks)) {
+  if (isTRUE(spec$builtin) && "chunks" %in% learner_record(spec$name)$row_options &&
+      !is.null(spec$opts$chunks)) {
     check_chunks(spec$opts$chunks, n, spec$argname("chunks"), warn = TRUE)
   }
   spec
