@@ -251,3 +251,21 @@ test_that("pair options given with learner = \"auto\" are reported in plain gram
                "With learner = \"auto\", 'learner_args$pairs', 'learner_args$similar' are options of none of the learners (NCA, LMNN, DNE)",
                fixed = TRUE)
 })
+
+test_that("LFDA on repeated rows takes their distances as 0, not rounding noise", {
+  # UCBAdmissions as one row per applicant: 12 distinct rows of indicator
+  # columns, each repeated 8 to 512 times within its class
+  u <- as.data.frame(UCBAdmissions)
+  d <- u[rep(seq_len(nrow(u)), u$Freq), ]
+  x <- model.matrix(~ Gender + Dept, d)[, -1]
+  y <- d$Admit
+  # (was: a fit whose local scales were rounding noise, 2e-8 for copies of
+  # a point, and whose eigenvalues were 1e9: the distances of repeated rows
+  # came out as noise rather than 0) every local scale is 0 at k = 7
+  expect_error(lfda(x, y, scale = FALSE), "local within-class scatter is zero",
+               fixed = TRUE, class = "kmaha_degenerate_error")
+  # with a k beyond the copies, every scale is the distance to another point
+  fit <- lfda(x, y, k = 512, scale = FALSE)
+  expect_true(all(fit$local_scale > 1 - 1e-8))
+  expect_lt(max(fit$eigenvalues), 10)
+})
