@@ -252,7 +252,7 @@ test_that("pair options given with learner = \"auto\" are reported in plain gram
                fixed = TRUE)
 })
 
-test_that("LFDA on repeated rows takes their distances as 0, not rounding noise", {
+test_that("LFDA on repeated rows says why the local scatter is zero and which `k` helps", {
   # UCBAdmissions as one row per applicant: 12 distinct rows of indicator
   # columns, each repeated 8 to 512 times within its class
   u <- as.data.frame(UCBAdmissions)
@@ -261,11 +261,15 @@ test_that("LFDA on repeated rows takes their distances as 0, not rounding noise"
   y <- d$Admit
   # (was: a fit whose local scales were rounding noise, 2e-8 for copies of
   # a point, and whose eigenvalues were 1e9: the distances of repeated rows
-  # came out as noise rather than 0) every local scale is 0 at k = 7
-  expect_error(lfda(x, y, scale = FALSE), "local within-class scatter is zero",
+  # came out as noise rather than 0)
+  expect_error(lfda(x, y, scale = FALSE),
+               "LFDA's local within-class scatter is zero: every point's local scale (the distance to its k-th nearest point of its class, `k` = 7) is 0, because rows repeat (up to 512 copies of a point in a class). Give a larger `k` (with `k` = 512 every point has a positive scale), or remove the repeated rows.",
                fixed = TRUE, class = "kmaha_degenerate_error")
-  # with a k beyond the copies, every scale is the distance to another point
+  # the `k` it names fits, every scale the distance to another point
   fit <- lfda(x, y, k = 512, scale = FALSE)
   expect_true(all(fit$local_scale > 1 - 1e-8))
   expect_lt(max(fit$eigenvalues), 10)
+  # through kmaha(), by its argument name
+  expect_error(kmaha(x, y, learner = "lfda", kernel = "linear"),
+               "`learner_args$k` = 7) is 0", fixed = TRUE)
 })
