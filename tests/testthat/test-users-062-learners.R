@@ -273,3 +273,20 @@ test_that("LFDA on repeated rows says why the local scatter is zero and which `k
   expect_error(kmaha(x, y, learner = "lfda", kernel = "linear"),
                "`learner_args$k` = 7) is 0", fixed = TRUE)
 })
+
+test_that("ITML's zero threshold on repeated rows is explained, and names kmaha()'s argument", {
+  u <- as.data.frame(UCBAdmissions)
+  d <- u[rep(seq_len(nrow(u)), u$Freq), ]
+  x <- model.matrix(~ Gender + Dept, d)[, -1]
+  set.seed(1)
+  rows <- sample(nrow(x), 300)
+  # (was: "itml: a distance threshold is zero (most pairs of points coincide); give `bounds`",
+  # though a fraction of the pairs coincide: 5% are enough)
+  expect_error(itml(x[rows, ], d$Admit[rows], scale = FALSE),
+               "ITML's distance thresholds, the 5th and 95th percentiles of the squared distances between the rows that appear in a pair, include 0: at least 5% of those pairs of rows coincide (repeated rows). Give `bounds` = c(u, l), two positive squared distances with u < l, or remove the repeated rows.",
+               fixed = TRUE, class = "kmaha_degenerate_error")
+  expect_error(kmaha(x[rows, ], d$Admit[rows], learner = "itml", kernel = "linear", scale = FALSE),
+               "Give `learner_args$bounds` = c(u, l)", fixed = TRUE)
+  # the bounds it asks for fit
+  expect_s3_class(itml(x[rows, ], d$Admit[rows], scale = FALSE, bounds = c(0.5, 2)), "kmaha_itml")
+})
