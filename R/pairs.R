@@ -273,6 +273,11 @@ paired_rows <- function(spec, fspec, n) {
 fit_paired_rows <- function(rows, xs, y, fspec, spec, ctx, neighbors = "feature",
                             warn = TRUE, label_errors = FALSE, standardized = FALSE) {
   sub <- xs[rows, , drop = FALSE]
+  lm <- fspec$landmarks
+  if (is.numeric(lm) && length(lm) == 1L && is.null(dim(lm)) && isTRUE(lm > length(rows))) {
+    stopf("`landmarks` (%s) exceeds the %d rows that appear in a pair: with given pairs kmaha() fits the kernel PCA on those rows alone (see Pairs in ?kmaha). Give at most %d landmarks, or none (the exact kernel PCA of the %d rows).",
+          format(lm), length(rows), length(rows), length(rows))
+  }
   fm <- fit_feature_map(fspec, sub, ctx, warn, standardized, newdata = xs)
   coords <- fm$new_coords
   coords[rows, ] <- fm$coords

@@ -290,3 +290,18 @@ test_that("ITML's zero threshold on repeated rows is explained, and names kmaha(
   # the bounds it asks for fit
   expect_s3_class(itml(x[rows, ], d$Admit[rows], scale = FALSE, bounds = c(0.5, 2)), "kmaha_itml")
 })
+
+test_that("more Nystrom landmarks than paired rows is an error about the paired rows, not `x`", {
+  x <- as.matrix(pima_x())
+  pr <- cbind(1:5, 6:10)
+  s <- c(1, 1, -1, -1, 1)
+  # (was: "`landmarks` must be a number of landmark points between 2 and the number of rows of `x` (10), ...", for a 200-row x)
+  expect_error(kmaha(x, pima_y(), learner = "itml", kernel = rbf_kernel(1), landmarks = 20,
+                     learner_args = list(pairs = pr, similar = s)),
+               "`landmarks` (20) exceeds the 10 rows that appear in a pair: with given pairs kmaha() fits the kernel PCA on those rows alone (see Pairs in ?kmaha). Give at most 10 landmarks, or none (the exact kernel PCA of the 10 rows).",
+               fixed = TRUE)
+  # as many as there are paired rows fit
+  fit <- kmaha(x, pima_y(), learner = "itml", kernel = rbf_kernel(1), landmarks = 8,
+               learner_args = list(pairs = pr, similar = s), seed = 1)
+  expect_identical(fit$paired_rows, 1:10)
+})
