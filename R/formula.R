@@ -125,17 +125,26 @@ has_row_options <- function(dots) {
 }
 
 # `dots` with the row options given as rows of the data (n_data rows)
-# carried to the rows `rows` of the model frame.  Malformed options are left
-# to the learner's own checks; a pair that joins a row the model frame left
-# out is an error naming it.
+# carried to the rows `rows` of the model frame.  Pair indices and the
+# length of chunks are checked against the rows of `data` (the learner's
+# own checks would count the model frame's rows, and call them `x`); other
+# malformed options are left to the learner; a pair that joins a row the
+# model frame left out is an error naming it.
 formula_row_options <- function(dots, rows, n_data) {
-  if (identical(as.integer(rows), seq_len(n_data))) return(dots)
+  same <- identical(as.integer(rows), seq_len(n_data))
   pos <- match(seq_len(n_data), rows)
   remap <- function(o, prefix) {
-    if (!is.null(o$pairs)) o$pairs <- pairs_to_frame(o$pairs, pos, paste0(prefix, "pairs"))
+    if (!is.null(o$pairs)) {
+      o$pairs <- pairs_to_frame(o$pairs, pos, paste0(prefix, "pairs"), renumber = !same)
+    }
     ch <- o$chunks
-    if (!is.null(ch) && is.null(dim(ch)) && is.atomic(ch) && length(ch) == n_data) {
-      o$chunks <- ch[rows]
+    if (!is.null(ch) && is.null(dim(ch)) && is.atomic(ch)) {
+      if (length(ch) == n_data) {
+        o$chunks <- ch[rows]
+      } else if (length(ch) != length(rows)) {
+        stopf("`%schunks` has length %d but `data` has %d rows; with the formula interface chunks give one chunklet id per row of `data` (NA for a row in no chunklet).",
+              prefix, length(ch), n_data)
+      }
     }
     o
   }
@@ -155,12 +164,13 @@ formula_row_options <- function(dots, rows, n_data) {
 
 # Pairs of row numbers of the data renumbered into the model frame's rows
 # (`pos`: the frame row of each data row, NA for a row left out).
-pairs_to_frame <- function(pairs, pos, arg) {
+pairs_to_frame <- function(pairs, pos, arg, renumber = TRUE) {
   P <- if (is.data.frame(pairs)) as.matrix(pairs) else pairs
   n_data <- length(pos)
-  ok <- is.matrix(P) && ncol(P) == 2L && nrow(P) > 0L && is.numeric(P) && !anyNA(P) &&
-    all(is.finite(P)) && all(P == round(P)) && all(P >= 1 & P <= n_data)
+  ok <- is.matrix(P) && ncol(P) == 2L && nrow(P) > 0L && is.numeric(P)
   if (!ok) return(pairs)
+  check_pair_rows(P, n_data, arg, "data")
+  if (!renumber) return(pairs)
   new <- pos[P]
   if (anyNA(new)) {
     bad <- which(is.na(new))[1]
@@ -227,6 +237,15 @@ check_exact_names <- function(typed, formal_names, fun) {
     }
   }
   invisible(NULL)
+}
+
+# check_exact_names() for a default (matrix) method: the names of the call
+# that reached it, as typed, against its formals.  Called first thing in the
+# method, as check_typed_names("lfda").  (A user of the CRAN package lfda
+# writes `r = 2` for the dimension; R would take it as `reg = 2`.)
+check_typed_names <- function(fun) {
+  check_exact_names(typed_arg_names(sys.call(-1L), parent.frame(2L)),
+                    setdiff(names(formals(sys.function(-1L))), "..."), fun)
 }
 
 # "a", "a or b", "a, b or c"

@@ -404,6 +404,12 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
     stopf("`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a %s%s.",
           class(y)[1], if (is.data.frame(y) && ncol(y) == 1L) "; for a one-column data frame d use d[[1]]" else "")
   }
+  # metric-learn's fit(pairs, y): y holding the given pairs' +1/-1
+  if (pairs_given(learner, learner_args) && is.null(learner_args$similar) &&
+      is.numeric(y) && is.null(dim(y)) && NROW(learner_args$pairs) != nrow(x) &&
+      length(y) == NROW(learner_args$pairs) && all(y %in% c(1, -1))) {
+    stopf("`y` has one value of 1 or -1 per pair and `learner_args$similar` is missing: give the pairs' labels as `learner_args$similar`; `y` is for class labels of the rows of `x` (and may be left out).")
+  }
   # a numeric response: a regression with MLKR (R/regression.R)
   regression <- is.numeric(y) && !is.factor(y)
   if (regression) {
@@ -432,6 +438,7 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
   # pairs given to a pair learner: checked against the rows of x
   if (!regression && length(specs) == 1L) {
     specs[[1]] <- check_given_pairs(specs[[1]], nrow(x), y, type, precomputed)
+    specs[[1]] <- check_given_chunks(specs[[1]], nrow(x))
   }
   # learner = "auto" leaves out the learners whose target neighbours no
   # class can give (LMNN and DNE want k + 1 members); a named learner, or

@@ -78,6 +78,7 @@ itml <- function(x, ...) UseMethod("itml")
 itml.default <- function(x, y = NULL, pairs = NULL, similar = NULL, gamma = 1,
                          bounds = NULL, prior = "identity", n_pairs = NULL,
                          max_iter = 1000, tol = 1e-3, scale = TRUE, ...) {
+  check_typed_names("itml")
   check_dots_empty("itml()", ...)
   pair_front_end("itml", x, y, pairs, similar, scale, match.call(),
                  list(pairs = pairs, similar = similar, gamma = gamma,
@@ -134,19 +135,32 @@ itml_opts <- function(args, argname) {
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE))
 }
 
+# The core's zero distance threshold said with its cause and fix: u (or l)
+# is the 5th (95th) percentile of the squared distances between the paired
+# rows, 0 when at least 5% (95%) of those pairs of rows coincide.  Other
+# degenerate errors pass through; the condition keeps its classes.
+itml_zero_bound <- function(e, argname) {
+  if (!startsWith(conditionMessage(e), "itml: a distance threshold is zero")) stop(e)
+  e$message <- sprintf("ITML's distance thresholds, the 5th and 95th percentiles of the squared distances between the rows that appear in a pair, include 0: at least 5%% of those pairs of rows coincide (repeated rows). Give `%s` = c(u, l), two positive squared distances with u < l, or remove the repeated rows.",
+                       argname("bounds"))
+  e$call <- NULL
+  stop(e)
+}
+
 # The fitter (fit_map()): as fit_mmc_map().
 fit_itml_map <- function(o, z, y, ctx, store_metric = FALSE, argname = function(a) a) {
   pr <- learner_pairs(o, z, y, "itml()")
   prior <- if (is.matrix(o$prior)) o$prior
   if (!is.null(prior) && ncol(prior) != ncol(z)) {
-    stopf("`prior` is %d x %d but the learner receives %d coordinates; they must match.",
-          nrow(prior), ncol(prior), ncol(z))
+    stopf("`%s` is %d x %d but the learner receives %d coordinates; they must match.",
+          argname("prior"), nrow(prior), ncol(prior), ncol(z))
   }
   zz <- z
   dimnames(zz) <- NULL
   b <- o$bounds %||% c(NA_real_, NA_real_)
-  res <- core_itml_fit(zz, pr$pairs, pr$similar, prior, o$gamma, b[1], b[2], o$max_iter,
-                       o$tol, ctx)
+  res <- tryCatch(core_itml_fit(zz, pr$pairs, pr$similar, prior, o$gamma, b[1], b[2],
+                                o$max_iter, o$tol, ctx),
+                  kmaha_degenerate_error = function(e) itml_zero_bound(e, argname))
   if (!res$converged) {
     warnf("itml() did not converge (dual variables still changing by %.2g after %d cycles); %s.",
           res$change, as.integer(res$iterations), iteration_advice(argname))

@@ -66,7 +66,10 @@
 #'
 #' The CRAN package \pkg{lfda} uses `knn = 5` and `metric =
 #' "orthonormalized"` by default, and normalizes eigenvectors to unit length;
-#' `lfda(x, y, k = 5, metric = "orthonormalized")` spans its subspace.
+#' `lfda(x, y, k = 5, metric = "orthonormalized", reg = 0, scale = FALSE)`
+#' spans its subspace (its `r` is `dim` here). With the defaults
+#' `scale = TRUE` (columns standardized, which changes the affinities) and
+#' `reg = 0.001` the subspace differs.
 #'
 #' **p >> n.** Both scatters vanish outside the span of the centred
 #' training points. When `ncol(x) >= nrow(x)` the problem is solved on the
@@ -122,6 +125,7 @@ lfda <- function(x, ...) UseMethod("lfda")
 lfda.default <- function(x, y, dim = NULL, k = 7,
                          metric = c("weighted", "orthonormalized", "plain"),
                          reg = 1e-3, scale = TRUE, ...) {
+  check_typed_names("lfda")
   check_dots_empty("lfda()", ...)
   x <- check_x(x, "x")
   y <- check_y(y, nrow(x), "y")
@@ -155,16 +159,34 @@ lfda_opts <- function(args, argname) {
        metric = metric, reg = check_number(get_arg("reg"), argname("reg"), nonneg = TRUE))
 }
 
+# The core's zero local within-class scatter (every local scale 0) said
+# with its cause and fix: a point's local scale is the distance to its k-th
+# nearest point of its class, which is 0 when the point has k or more copies
+# there (repeated rows, e.g. discrete columns).  Other degenerate errors
+# pass through unchanged; the condition keeps its classes.
+lfda_zero_scatter <- function(e, z, y, k, argname) {
+  if (!startsWith(conditionMessage(e), "lfda: the local within-class scatter is zero")) stop(e)
+  key <- do.call(paste, c(lapply(seq_len(ncol(z)), function(j) z[, j]), sep = "\r"))
+  copies <- max(table(key, y))
+  e$message <- sprintf("LFDA's local within-class scatter is zero: every point's local scale (the distance to its k-th nearest point of its class, `%s` = %d) is 0, because rows repeat (up to %d copies of a point in a class). Give a larger `%s` (with `%s` = %d every point has a positive scale), or remove the repeated rows.",
+                       argname("k"), as.integer(k), as.integer(copies), argname("k"),
+                       argname("k"), as.integer(copies))
+  e$call <- NULL
+  stop(e)
+}
+
 # The fitter (fit_map()): coordinates z (n x r), labels y.  `principal`: z
-# are exact KPCA coordinates.
-fit_lfda_map <- function(o, z, y, ctx, store_scatter = FALSE, principal = FALSE) {
+# are exact KPCA coordinates.  `argname` renders option names in messages.
+fit_lfda_map <- function(o, z, y, ctx, store_scatter = FALSE, principal = FALSE,
+                         argname = function(a) a) {
   if (max(table(y)) < 2L) {
     stopf("`y` has no class with 2 or more members: LFDA's local within-class scatter is zero. Each class needs at least 2 rows to take part.")
   }
   zz <- z
   dimnames(zz) <- NULL
-  res <- core_lfda_fit(zz, as.integer(y), o$dim %||% 0L, o$k, o$metric, ctx,
-                       principal = principal, reg = o$reg)
+  res <- tryCatch(core_lfda_fit(zz, as.integer(y), o$dim %||% 0L, o$k, o$metric, ctx,
+                                principal = principal, reg = o$reg),
+                  kmaha_degenerate_error = function(e) lfda_zero_scatter(e, zz, y, o$k, argname))
   d <- res$dim
   obj <- sum(res$eigenvalues[seq_len(d)])
   span <- res$span_rank > 0L
@@ -191,7 +213,7 @@ learner_lfda <- function() list(
   options = function(args, argname) lfda_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_lfda_map(spec$opts, z, y, ctx, store_scatter = keep_square(spec, z),
-                 principal = principal)
+                 principal = principal, argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) {
     list(dim = nrow(fit$L), k = spec$opts$k, metric = spec$opts$metric, reg = spec$opts$reg,

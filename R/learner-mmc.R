@@ -123,6 +123,7 @@ mmc <- function(x, ...) UseMethod("mmc")
 #' @export
 mmc.default <- function(x, y = NULL, pairs = NULL, similar = NULL, diagonal = FALSE,
                         n_pairs = NULL, max_iter = 500, tol = 1e-6, scale = TRUE, ...) {
+  check_typed_names("mmc")
   check_dots_empty("mmc()", ...)
   pair_front_end("mmc", x, y, pairs, similar, scale, match.call(),
                  list(pairs = pairs, similar = similar, diagonal = diagonal, n_pairs = n_pairs,

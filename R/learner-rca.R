@@ -82,6 +82,7 @@ rca <- function(x, ...) UseMethod("rca")
 #' @export
 rca.default <- function(x, y = NULL, chunks = NULL, dim = NULL, ridge = NULL,
                         scale = TRUE, ...) {
+  check_typed_names("rca")
   check_dots_empty("rca()", ...)
   x <- check_x(x, "x")
   if (is.null(y) && is.null(chunks)) {
@@ -90,7 +91,7 @@ rca.default <- function(x, y = NULL, chunks = NULL, dim = NULL, ridge = NULL,
   if (!is.null(y)) y <- check_y(y, nrow(x), "y")
   ctx <- kmaha_context()
   spec <- public_spec("rca", list(chunks = chunks, dim = dim, ridge = ridge))
-  if (!is.null(chunks)) spec$opts$chunks <- check_chunks(chunks, nrow(x))
+  if (!is.null(chunks)) spec$opts$chunks <- check_chunks(chunks, nrow(x), warn = TRUE)
   scale <- check_flag(scale, "scale")
   fit <- fit_model(x, y, feature_identity(), spec, ctx,
                    scale = if (scale) TRUE else NA, class = "kmaha_rca",
@@ -114,14 +115,26 @@ rca_opts <- function(args, argname) {
   list(dim = opt_dim(get_arg("dim"), argname), ridge = ridge, chunks = args$chunks)
 }
 
-# Chunklet ids to 0-based integer codes (NA: in no chunklet).
-check_chunks <- function(chunks, n, arg = "chunks") {
+# Chunklet ids to 0-based integer codes (NA: in no chunklet).  `warn`: say
+# so when -1 is an id (metric-learn's and RECA's mark of a row in no
+# chunklet; here those rows would form one chunklet): once per fit, where
+# the user's ids are first checked (rca.default(), check_given_chunks()).
+check_chunks <- function(chunks, n, arg = "chunks", warn = FALSE) {
+  if (is.list(chunks) && !is.data.frame(chunks)) {
+    # dml::rca()'s form: a list of row-index vectors, one per chunklet
+    stopf("`%s` must be a vector of chunklet ids, one per row of `x`, not a list. For a list of row indices, one element per chunklet, give ids <- rep(NA, nrow(x)); ids[unlist(chunks)] <- rep(seq_along(chunks), lengths(chunks)).",
+          arg)
+  }
   if (is.list(chunks) || !is.null(dim(chunks)) ||
       !(is.atomic(chunks) || is.factor(chunks))) {
     stopf("`%s` must be a vector of chunklet ids, one per row of `x`.", arg)
   }
   if (length(chunks) != n) {
     stopf("`%s` has length %d but `x` has %d rows; they must match.", arg, length(chunks), n)
+  }
+  if (warn && is.numeric(chunks) && any(chunks == -1, na.rm = TRUE)) {
+    warnf("`%s` has %d rows with id -1, which RCA takes as one chunklet. If -1 marks rows in no chunklet (as in metric-learn and the RECA package), set those ids to NA (ids[ids == -1] <- NA).",
+          arg, sum(chunks == -1, na.rm = TRUE))
   }
   codes <- as.integer(factor(chunks)) - 1L
   sizes <- tabulate(codes + 1L)
@@ -132,11 +145,23 @@ check_chunks <- function(chunks, n, arg = "chunks") {
   codes
 }
 
+# The chunks given to kmaha() for a learner that takes them (RCA: "chunks"
+# among its record's row_options), checked against the n rows of `x` up
+# front with kmaha()'s argument name (learner_args$chunks).
+check_given_chunks <- function(spec, n) {
+  if (isTRUE(spec$builtin) && "chunks" %in% learner_record(spec$name)$row_options &&
+      !is.null(spec$opts$chunks)) {
+    check_chunks(spec$opts$chunks, n, spec$argname("chunks"), warn = TRUE)
+  }
+  spec
+}
+
 # The fitter (fit_map()): coordinates z (n x r), labels y (or NULL when
-# chunks are given).
-fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALSE) {
+# chunks are given).  `argname` renders option names in messages.
+fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALSE,
+                        argname = function(a) a) {
   chunks <- if (!is.null(o$chunks)) {
-    check_chunks(o$chunks, nrow(z))
+    check_chunks(o$chunks, nrow(z), argname("chunks"))
   } else {
     if (is.null(y)) stopf("rca() needs chunklets: give `chunks` or class labels `y`.")
     codes <- as.integer(y) - 1L
@@ -150,8 +175,9 @@ fit_rca_map <- function(o, z, y, ctx, store_covariance = FALSE, principal = FALS
   res <- core_rca_fit(zz, chunks, o$dim %||% 0L, ctx, ridge = o$ridge %||% -1,
                       principal = principal)
   if (is.null(o$ridge) && res$ridge_added) {
-    warnf("The within-chunklet covariance is singular (rank %d of %d): RCA added a ridge of %s (1e-6 times its largest eigenvalue). Set `ridge` to choose it, or `dim` <= %d to reduce to the directions the chunklets vary in.",
-          res$rank, length(res$c_eigenvalues), format(signif(res$ridge, 3)), res$rank)
+    warnf("The within-chunklet covariance is singular (rank %d of %d): RCA added a ridge of %s (1e-6 times its largest eigenvalue). Set `%s` to choose it, or `%s` <= %d to reduce to the directions the chunklets vary in.",
+          res$rank, length(res$c_eigenvalues), format(signif(res$ridge, 3)), argname("ridge"),
+          argname("dim"), res$rank)
   }
   span <- res$span_rank > 0L
   list(map = res$L,
@@ -177,7 +203,7 @@ learner_rca <- function() list(
   options = function(args, argname) rca_opts(args, argname),
   fit = function(spec, z, y, targets, ctx, reg, coords, principal, score) {
     fit_rca_map(spec$opts, z, y, ctx, store_covariance = keep_square(spec, z),
-                principal = principal)
+                principal = principal, argname = spec$argname)
   },
   settings = function(fit, spec, ctx, scale) {
     list(dim = nrow(fit$L), ridge = fit$ridge,

@@ -272,8 +272,9 @@ learner_specs <- function(learner, args = list(),
   takes <- lapply(auto, learner_option_names)
   none <- setdiff(names(shared), unlist(takes))
   if (length(none)) {
-    stopf("With learner = \"auto\", %s is an option of none of the learners (%s); the options they take: %s.",
+    stopf("With learner = \"auto\", %s %s of none of the learners (%s); the options they take: %s.",
           paste(sQuote(vapply(none, argname, ""), FALSE), collapse = ", "),
+          if (length(none) == 1L) "is an option" else "are options",
           paste(vapply(auto, learner_label, ""), collapse = ", "),
           paste(sort(unique(unlist(takes))), collapse = ", "))
   }
@@ -386,6 +387,11 @@ check_learner_args <- function(learner_args) {
   if (!is.list(learner_args) || (length(learner_args) &&
       (is.null(names(learner_args)) || any(!nzchar(names(learner_args)))))) {
     stopf("`learner_args` must be a named list of learner arguments, e.g. list(lambda = 0.1).")
+  }
+  dup <- unique(names(learner_args)[duplicated(names(learner_args))])
+  if (length(dup)) {
+    stopf("`learner_args` names %s more than once (only the first would be used): give each option once.",
+          paste(sQuote(dup, FALSE), collapse = ", "))
   }
   reserved <- intersect(names(learner_args), c("x", "y", "scale"))
   if (length(reserved)) {

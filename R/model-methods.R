@@ -494,8 +494,12 @@ print.summary.kmaha_model <- function(x, ...) {
   if (!is.null(x$neighbors)) {
     cat(wrap_lines(x$neighbors, indent = "  ", first = "Target neighbours found in: "))
   }
-  cat("Class sizes:\n")
-  print(x$classes)
+  if (length(x$classes)) {
+    cat("Class sizes:\n")
+    print(x$classes)
+  } else {
+    cat("Class labels: none (fitted from pairs or chunklets; transform only)\n")
+  }
   if (length(x$settings)) {
     cat(wrap_lines(paste(names(x$settings), vapply(x$settings, format, ""),
                          sep = " = ", collapse = ", "), indent = "  ", first = "Settings: "))
@@ -508,7 +512,9 @@ print.summary.kmaha_model <- function(x, ...) {
       cat(wrap_lines(sprintf("(%s)", x$objective_meaning), indent = "   ", first = "  "))
     }
   }
-  cat(wrap_lines(accuracy_words(x$k, x$train_accuracy, short = FALSE), indent = "  ", first = ""))
+  if (length(x$classes)) {
+    cat(wrap_lines(accuracy_words(x$k, x$train_accuracy, short = FALSE), indent = "  ", first = ""))
+  }
   invisible(x)
 }
 

@@ -11,33 +11,18 @@ check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
   S <- argname("similar")
   if (is.data.frame(pairs)) pairs <- as.matrix(pairs)
   if (!is.matrix(pairs) || ncol(pairs) != 2L || !(is.numeric(pairs) || is.logical(pairs) && all(is.na(pairs)))) {
+    an <- function(w) paste(if (grepl("^[aeiou]", w)) "an" else "a", w)
     stopf("`%s` must be a two-column numeric matrix of row indices of `x`, one pair per row, not %s.", P,
-          if (is.matrix(pairs)) sprintf("a %s matrix with %d column(s)", typeof(pairs), ncol(pairs))
-          else sprintf("a %s", class(pairs)[1]))
+          if (is.matrix(pairs)) sprintf("%s matrix with %d column%s", an(typeof(pairs)), ncol(pairs),
+                                        if (ncol(pairs) == 1L) "" else "s")
+          else if (is.atomic(pairs) && is.null(dim(pairs)))
+            sprintf("%s vector of length %d%s", an(typeof(pairs)), length(pairs),
+                    if (length(pairs) == 2L) " (one pair is the one-row matrix rbind(c(i, j)))" else "")
+          else an(class(pairs)[1]))
   }
   m <- nrow(pairs)
   if (m == 0L) stopf("`%s` has no rows: %s needs similar and dissimilar pairs.", P, fun)
-  if (anyNA(pairs)) {
-    stopf("`%s` contains missing values (row %d): every pair needs two row indices of `x`.", P,
-          which(rowSums(is.na(pairs)) > 0L)[1])
-  }
-  bad <- which(!is.finite(pairs) | pairs != round(pairs))
-  if (length(bad)) {
-    r <- (bad[1] - 1L) %% m + 1L
-    stopf("`%s` must hold whole numbers (row indices of `x`); row %d has %s.", P,
-          r, format(pairs[bad[1]]))
-  }
-  out <- which(pairs < 1 | pairs > n)
-  if (length(out)) {
-    r <- (out[1] - 1L) %% m + 1L
-    stopf("`%s` row %d refers to row %s of `x`, which has %d rows.", P, r,
-          format(pairs[out[1]]), n)
-  }
-  self <- which(pairs[, 1] == pairs[, 2])
-  if (length(self)) {
-    stopf("`%s` row %d pairs row %d of `x` with itself; a pair needs two different rows.", P,
-          self[1], as.integer(pairs[self[1], 1]))
-  }
+  check_pair_rows(pairs, n, P)
   if (is.null(similar)) {
     stopf("`%s` is missing: give one value per row of `%s`, 1 (similar) or -1 (dissimilar).", S, P)
   }
@@ -75,6 +60,35 @@ check_pairs <- function(pairs, similar, n, fun, argname = function(a) a) {
   }
   dimnames(pairs) <- NULL
   list(pairs = pairs, similar = as.double(similar))
+}
+
+# The row indices of a two-column numeric matrix `pairs` (argument name P)
+# checked against the n rows of `of` ("x"; "data" for the rows of a formula's
+# data, see pairs_to_frame()): present, whole, in range, two different rows.
+check_pair_rows <- function(pairs, n, P, of = "x") {
+  m <- nrow(pairs)
+  if (anyNA(pairs)) {
+    stopf("`%s` contains missing values (row %d): every pair needs two row indices of `%s`.", P,
+          which(rowSums(is.na(pairs)) > 0L)[1], of)
+  }
+  bad <- which(!is.finite(pairs) | pairs != round(pairs))
+  if (length(bad)) {
+    r <- (bad[1] - 1L) %% m + 1L
+    stopf("`%s` must hold whole numbers (row indices of `%s`); row %d has %s.", P, of,
+          r, format(pairs[bad[1]]))
+  }
+  out <- which(pairs < 1 | pairs > n)
+  if (length(out)) {
+    r <- (out[1] - 1L) %% m + 1L
+    stopf("`%s` row %d refers to row %s of `%s`, which has %d rows.", P, r,
+          format(pairs[out[1]]), of, n)
+  }
+  self <- which(pairs[, 1] == pairs[, 2])
+  if (length(self)) {
+    stopf("`%s` row %d pairs row %d of `%s` with itself; a pair needs two different rows.", P,
+          self[1], as.integer(pairs[self[1], 1]), of)
+  }
+  invisible(NULL)
 }
 
 # The default number of pairs drawn from c classes: 20 c^2 similar and as
@@ -154,6 +168,13 @@ pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
   }
   if (is.null(y) && is.null(pairs)) {
     stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
+  }
+  # metric-learn's fit(pairs, y): y holding the pairs' +1/-1
+  if (!is.null(pairs) && is.null(similar) && !is.null(y) && is.null(dim(y)) &&
+      NROW(pairs) != nrow(x) && length(y) == NROW(pairs) && is.numeric(y) &&
+      all(y %in% c(1, -1))) {
+    stopf("`y` has one value of 1 or -1 per pair and `similar` is missing: give the pairs' labels as `similar` (%s(x, pairs = , similar = )); `y` is for class labels of the rows of `x`.",
+          name)
   }
   if (!is.null(y)) y <- check_y(y, nrow(x), "y")
   ctx <- kmaha_context()
@@ -252,6 +273,11 @@ paired_rows <- function(spec, fspec, n) {
 fit_paired_rows <- function(rows, xs, y, fspec, spec, ctx, neighbors = "feature",
                             warn = TRUE, label_errors = FALSE, standardized = FALSE) {
   sub <- xs[rows, , drop = FALSE]
+  lm <- fspec$landmarks
+  if (is.numeric(lm) && length(lm) == 1L && is.null(dim(lm)) && isTRUE(lm > length(rows))) {
+    stopf("`landmarks` (%s) exceeds the %d rows that appear in a pair: with given pairs kmaha() fits the kernel PCA on those rows alone (see Pairs in ?kmaha). Give at most %d landmarks, or none (the exact kernel PCA of the %d rows).",
+          format(lm), length(rows), length(rows), length(rows))
+  }
   fm <- fit_feature_map(fspec, sub, ctx, warn, standardized, newdata = xs)
   coords <- fm$new_coords
   coords[rows, ] <- fm$coords

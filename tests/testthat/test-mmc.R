@@ -56,13 +56,13 @@ test_that("bad pairs are errors with exact messages", {
   s <- c(1, -1)
   expect_error(mmc(x), "mmc() needs class labels `y` or pairs (`pairs` and `similar`).", fixed = TRUE)
   expect_error(mmc(x, pairs = 1:4, similar = s),
-               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a integer.",
+               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not an integer vector of length 4.",
                fixed = TRUE)
   expect_error(mmc(x, pairs = matrix(1:6, 2), similar = s),
-               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a integer matrix with 3 column(s).",
+               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not an integer matrix with 3 columns.",
                fixed = TRUE)
   expect_error(mmc(x, pairs = matrix(c("1", "2"), 1), similar = 1),
-               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a character matrix with 2 column(s).",
+               "`pairs` must be a two-column numeric matrix of row indices of `x`, one pair per row, not a character matrix with 2 columns.",
                fixed = TRUE)
   expect_error(mmc(x, pairs = rbind(c(1, 3), c(NA, 2)), similar = s),
                "`pairs` contains missing values (row 2): every pair needs two row indices of `x`.",

@@ -119,14 +119,21 @@ inline arma::mat lfda_class_laplacian(const arma::mat& Xc, arma::uword k,
   const arma::uword kk = std::min<arma::uword>(std::max<arma::uword>(k, 1), nc - 1);
   const arma::uword block = 256;
   // pass 1: sigma_i = sqrt of the kk-th smallest squared distance to the
-  // other points (the point itself, at distance 0, sorts first)
+  // other points (the point itself, at distance 0, sorts first).  Squared
+  // distances come from norms and inner products, so those of repeated
+  // rows are rounding noise (~1e-16 of the squared norms) rather than 0;
+  // below 1e-12 of the two squared norms they count as 0, so a point whose
+  // k-th neighbour is a copy of it gets scale 0 (affinity 0), not a scale
+  // made of noise.
+  const arma::vec nrm = arma::sum(arma::square(Xc), 1);
   for_each_distance_block(
       Xc, Xc, block,
       [&](arma::uword q0, arma::uword q1, const arma::mat& D2) {
         std::vector<double> col(nc);
         for (arma::uword q = q0; q < q1; ++q) {
           const double* d = D2.colptr(q - q0);
-          std::copy(d, d + nc, col.begin());
+          for (arma::uword j = 0; j < nc; ++j)
+            col[j] = d[j] <= 1e-12 * (nrm[q] + nrm[j]) ? 0.0 : d[j];
           col[q] = 0.0;
           std::nth_element(col.begin(), col.begin() + kk, col.end());
           sigma[q] = std::sqrt(col[kk]);
