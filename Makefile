@@ -54,7 +54,7 @@ export KMAHA_DATA_DIR ?= $(abspath ../shared/data)
 DEB_PKGS := r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-rcppeigen \
   r-cran-rspectra r-cran-future r-cran-future.apply r-cran-progressr \
   r-cran-quadprog r-cran-lpsolve r-cran-testthat r-cran-kernlab \
-  r-cran-mlbench r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
+  r-cran-mlbench r-cran-mass r-cran-caret r-cran-knitr r-cran-rmarkdown r-cran-callr \
   r-cran-class r-cran-roxygen2 r-cran-generics r-cran-globals r-cran-parallelly \
   r-cran-ggplot2 r-cran-broom r-cran-tibble pandoc qpdf ccache
 R_PKGS   := Rcpp RcppArmadillo RcppEigen RSpectra future future.apply progressr \

@@ -3,6 +3,8 @@
 # kmaha()) on data no other test uses (MASS's Pima.tr and birthwt): each
 # test failed before its fix.
 
+skip_without("MASS")
+
 pima_x <- function() MASS::Pima.tr[, 1:7]
 pima_y <- function() MASS::Pima.tr$type
 # birthwt with a factor outcome and two missing ages (rows 3 and 10), so
