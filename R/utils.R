@@ -290,7 +290,7 @@ check_newdata <- function(newdata, train_names, ncol_train, arg = "newdata") {
           sprintf("duplicated names (%s)",
                   paste(sQuote(unique(train_names[duplicated(train_names)]), FALSE), collapse = ", "))
         }
-        stopf("The model was trained on columns with %s, which cannot be matched by name: `%s` must have the training columns with the same names in the same order (or refit with unique names, e.g. colnames(x) <- make.unique(colnames(x))).",
+        stopf("The model was trained on columns with %s, which cannot be matched by name: `%s` must have the training columns with the same names in the same order (or refit with unique names, e.g. colnames(x) <- make.names(colnames(x), unique = TRUE)).",
               what, arg)
       }
     } else {
