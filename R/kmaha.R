@@ -404,6 +404,12 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
     stopf("`y` must be a vector, one value per row of `x`: class labels (a factor) or a numeric response (a regression), not a %s%s.",
           class(y)[1], if (is.data.frame(y) && ncol(y) == 1L) "; for a one-column data frame d use d[[1]]" else "")
   }
+  # a date or a duration is neither labels nor a plain number (it went the
+  # classes' way: one class per date)
+  if (inherits(y, c("Date", "POSIXt", "difftime"))) {
+    stopf("`y` is a %s, neither class labels nor a plain number: for a regression give a number in the unit you mean (e.g. as.numeric(y)), for classes give factor(y).",
+          class(y)[1])
+  }
   # metric-learn's fit(pairs, y): y holding the given pairs' +1/-1
   if (pairs_given(learner, learner_args) && is.null(learner_args$similar) &&
       is.numeric(y) && is.null(dim(y)) && NROW(learner_args$pairs) != nrow(x) &&

@@ -130,7 +130,7 @@ itml_opts <- function(args, argname) {
   n_pairs <- get_arg("n_pairs")
   list(pairs = args$pairs, similar = args$similar, gamma = as.double(gamma),
        bounds = if (!is.null(bounds)) as.double(bounds), prior = prior,
-       n_pairs = if (!is.null(n_pairs)) check_count(n_pairs, argname("n_pairs"), lower = 2L),
+       n_pairs = check_n_pairs(n_pairs, args, argname),
        max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE))
 }

@@ -84,8 +84,8 @@
 #' @param pairs `NULL`, or a two-column matrix of row indices of `x`.
 #' @param similar With `pairs`: 1 (similar) or -1 (dissimilar) per pair.
 #' @param diagonal If `TRUE`, learn a diagonal metric.
-#' @param n_pairs Number of pairs drawn from `y` (when `pairs` is `NULL`);
-#'   `NULL` for \eqn{40 c^2}.
+#' @param n_pairs Number of pairs drawn from `y` (when `pairs` is `NULL`;
+#'   with given `pairs` it is an error); `NULL` for \eqn{40 c^2}.
 #' @param max_iter Maximum number of gradient steps (full) or L-BFGS
 #'   iterations (diagonal).
 #' @param tol Convergence tolerance: relative increase of \eqn{g} per step
@@ -143,7 +143,7 @@ mmc_opts <- function(args, argname) {
   n_pairs <- get_arg("n_pairs")
   list(pairs = args$pairs, similar = args$similar,
        diagonal = check_flag(get_arg("diagonal"), argname("diagonal")),
-       n_pairs = if (!is.null(n_pairs)) check_count(n_pairs, argname("n_pairs"), lower = 2L),
+       n_pairs = check_n_pairs(n_pairs, args, argname),
        max_iter = check_count(get_arg("max_iter"), argname("max_iter")),
        tol = check_number(get_arg("tol"), argname("tol"), positive = TRUE))
 }

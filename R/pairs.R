@@ -148,6 +148,18 @@ sample_class_pairs <- function(yi, m, same) {
   cbind(out_i, out_j, deparse.level = 0)[seq_len(m), , drop = FALSE]
 }
 
+# `n_pairs` of a pair learner's options `args`, checked: a count of at
+# least 2, or NULL; with given `pairs` it would be ignored, so it is an
+# error naming both.
+check_n_pairs <- function(n_pairs, args, argname) {
+  if (is.null(n_pairs)) return(NULL)
+  if (!is.null(args$pairs)) {
+    stopf("`%s` is the number of pairs to draw from the class labels, but `%s` are given (and used as they are): leave out `%s`.",
+          argname("n_pairs"), argname("pairs"), argname("n_pairs"))
+  }
+  check_count(n_pairs, argname("n_pairs"), lower = 2L)
+}
+
 # The pairs a pair learner fits from: given (checked against the rows of
 # z), or drawn from the labels y.  `fun` names the learner.
 learner_pairs <- function(o, z, y, fun) {

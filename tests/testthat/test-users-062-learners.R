@@ -307,3 +307,22 @@ test_that("more Nystrom landmarks than paired rows is an error about the paired 
                learner_args = list(pairs = pr, similar = s), seed = 1)
   expect_identical(fit$paired_rows, 1:10)
 })
+
+test_that("`n_pairs` with given pairs is an error naming both (it was ignored)", {
+  x <- as.matrix(pima_x())
+  pr <- cbind(c(1, 2, 3, 4), c(5, 6, 7, 8))
+  sim <- c(1, -1, 1, -1)
+  expect_error(mmc(x, pairs = pr, similar = sim, n_pairs = 100),
+               "`n_pairs` is the number of pairs to draw from the class labels, but `pairs` are given (and used as they are): leave out `n_pairs`.",
+               fixed = TRUE)
+  expect_error(itml(x, pairs = pr, similar = sim, n_pairs = 100),
+               "`n_pairs` is the number of pairs to draw from the class labels, but `pairs` are given",
+               fixed = TRUE)
+  expect_error(kmaha(x, learner = "mmc", kernel = "linear",
+                     learner_args = list(pairs = pr, similar = sim, n_pairs = 100)),
+               "`learner_args$n_pairs` is the number of pairs to draw from the class labels, but `learner_args$pairs` are given (and used as they are): leave out `learner_args$n_pairs`.",
+               fixed = TRUE)
+  # drawn pairs still take n_pairs
+  set.seed(1)
+  expect_identical(nrow(mmc(x, pima_y(), n_pairs = 30)$pairs$pairs), 30L)
+})

@@ -102,3 +102,13 @@ test_that("mlkr() of a Date or difftime response says how to make it a number", 
   expect_error(mlkr(x, as.difftime(trees$Volume, units = "mins")),
                "`y` must be a numeric vector, not difftime: regress a number", fixed = TRUE)
 })
+
+test_that("kmaha() of a Date response says what to give instead (it fitted one class per date)", {
+  d <- data.frame(Girth = trees$Girth, Height = trees$Height,
+                  when = as.Date("2020-01-01") + round(trees$Volume))
+  expect_error(kmaha(when ~ ., data = d),
+               "`y` is a Date, neither class labels nor a plain number: for a regression give a number in the unit you mean (e.g. as.numeric(y)), for classes give factor(y).",
+               fixed = TRUE)
+  expect_error(score_candidates(as.matrix(d[1:2]), as.POSIXct(d$when)),
+               "`y` is a POSIXct, neither class labels nor a plain number", fixed = TRUE)
+})
