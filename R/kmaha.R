@@ -411,9 +411,8 @@ check_choice_args <- function(x, y, learner, k, learner_args, neighbors, kernels
           class(y)[1])
   }
   # metric-learn's fit(pairs, y): y holding the given pairs' +1/-1
-  if (pairs_given(learner, learner_args) && is.null(learner_args$similar) &&
-      is.numeric(y) && is.null(dim(y)) && NROW(learner_args$pairs) != nrow(x) &&
-      length(y) == NROW(learner_args$pairs) && all(y %in% c(1, -1))) {
+  if (pairs_given(learner, learner_args) &&
+      y_holds_pair_labels(y, learner_args$pairs, learner_args$similar, nrow(x))) {
     stopf("`y` has one value of 1 or -1 per pair and `learner_args$similar` is missing: give the pairs' labels as `learner_args$similar`; `y` is for class labels of the rows of `x` (and may be left out).")
   }
   # a numeric response: a regression with MLKR (R/regression.R)

@@ -148,6 +148,13 @@ sample_class_pairs <- function(yi, m, same) {
   cbind(out_i, out_j, deparse.level = 0)[seq_len(m), , drop = FALSE]
 }
 
+# TRUE when `y` looks like metric-learn's fit(pairs, y): one 1 or -1 per
+# given pair (not one label per row of the n rows), with `similar` missing.
+y_holds_pair_labels <- function(y, pairs, similar, n) {
+  !is.null(pairs) && is.null(similar) && is.numeric(y) && is.null(dim(y)) &&
+    NROW(pairs) != n && length(y) == NROW(pairs) && all(y %in% c(1, -1))
+}
+
 # `n_pairs` of a pair learner's options `args`, checked: a count of at
 # least 2, or NULL; with given `pairs` it would be ignored, so it is an
 # error naming both.
@@ -181,10 +188,7 @@ pair_front_end <- function(name, x, y, pairs, similar, scale, call, args) {
   if (is.null(y) && is.null(pairs)) {
     stopf("%s needs class labels `y` or pairs (`pairs` and `similar`).", fun)
   }
-  # metric-learn's fit(pairs, y): y holding the pairs' +1/-1
-  if (!is.null(pairs) && is.null(similar) && !is.null(y) && is.null(dim(y)) &&
-      NROW(pairs) != nrow(x) && length(y) == NROW(pairs) && is.numeric(y) &&
-      all(y %in% c(1, -1))) {
+  if (y_holds_pair_labels(y, pairs, similar, nrow(x))) {
     stopf("`y` has one value of 1 or -1 per pair and `similar` is missing: give the pairs' labels as `similar` (%s(x, pairs = , similar = )); `y` is for class labels of the rows of `x`.",
           name)
   }
